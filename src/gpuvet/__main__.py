@@ -1,0 +1,5 @@
+import sys
+
+from gpuvet.cli.main import run
+
+sys.exit(run())

@@ -1,0 +1,1 @@
+"""Rules: ``(facts, kb) -> Iterable[Finding]``, one module per stack layer, pure."""

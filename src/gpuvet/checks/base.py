@@ -1,0 +1,123 @@
+"""How a check is declared, and what it yields.
+
+A check is a pure function ``(ctx) -> Iterable[Result]`` wrapped in a ``Check`` declaration with a
+permanent code, a kebab-case problem name, a default severity, the fact tables it needs, the cause and
+component from the taxonomy, and a docstring with the fixed headings::
+
+    What it does / Why is this bad? / Example / Fix / References
+
+Yield ``Fail(...)`` for each problem found, ``Unknown(reason)`` when the facts cannot decide, ``Skip``
+when the rule does not apply here; yielding nothing means the check passed.  The engine turns these
+into ``Finding``s and applies user policy; a check never looks at policy or touches the machine.
+"""
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from gpuvet.model import Applicability, Evidence, Facts, Fix, Row, Severity
+
+DOC_HEADINGS = ("What it does", "Why is this bad?", "Example", "Fix", "References")
+CODE_RE = re.compile(r"^(DRV|RTM|BLD|PKG|EXT|LIB|ENV|CTR|HW|LOG|VAL)\d{3}$")
+NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Fail:
+    title: str
+    why: str = ""
+    evidence: Sequence[Evidence] = ()
+    fixes: Sequence[Fix] = ()
+    severity: Severity | None = None  # override the check's default (e.g. a warning variant)
+
+
+@dataclass(frozen=True)
+class Unknown:
+    reason: str
+    evidence: Sequence[Evidence] = ()
+
+
+@dataclass(frozen=True)
+class Skip:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Pass:
+    title: str = ""
+    evidence: Sequence[Evidence] = ()
+
+
+Result = Fail | Unknown | Skip | Pass
+
+
+@dataclass
+class Context:
+    facts: Facts
+    kb: Any  # gpuvet.kb.KB
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Check:
+    code: str
+    name: str
+    severity: Severity
+    tables: tuple[str, ...]
+    func: Callable[[Context], Iterable[Result]]
+    cause: str
+    component: str
+    doc: str
+
+    def sections(self) -> dict[str, str]:
+        return parse_doc(self.doc)
+
+    @property
+    def summary(self) -> str:
+        return self.sections().get("What it does", "").split("\n\n")[0].strip()
+
+
+def check(*, code: str, name: str, severity: Severity | str, tables: Sequence[str], cause: str,
+          component: str) -> Callable[[Callable[[Context], Iterable[Result]]], Check]:
+    """Declare a check.  Registration is explicit (``checks.registry.ALL``), never on import."""
+
+    def wrap(func: Callable[[Context], Iterable[Result]]) -> Check:
+        sev = Severity.parse(severity) if isinstance(severity, str) else severity
+        return Check(code, name, sev, tuple(tables), func, cause, component, inspect.getdoc(func) or "")
+
+    return wrap
+
+
+def parse_doc(doc: str) -> dict[str, str]:
+    """Split a check docstring into its fixed headings (lines ending with ':' or '?' alone)."""
+    out: dict[str, str] = {}
+    current: str | None = None
+    buf: list[str] = []
+    for line in doc.splitlines():
+        stripped = line.strip()
+        head = stripped.rstrip(":")
+        if head in DOC_HEADINGS and (stripped.endswith(":") or stripped == "Why is this bad?"):
+            if current is not None:
+                out[current] = "\n".join(buf).strip()
+            current, buf = head, []
+        elif current is not None:
+            buf.append(line)
+    if current is not None:
+        out[current] = "\n".join(buf).strip()
+    return out
+
+
+# -- small helpers used by the rule modules ----------------------------------------------------------
+def ev(r: Row | None, text: str) -> Evidence:
+    return Evidence(text, source=r.source if r is not None else "")
+
+
+def fix(text: str, command: str | None = None, *, safe: bool = False, root: bool = False,
+        reboot: bool = False) -> Fix:
+    if reboot or (root and not safe):
+        appl = Applicability.DISPLAY_ONLY if reboot else Applicability.UNSAFE
+    else:
+        appl = Applicability.SAFE if safe else Applicability.UNSAFE
+    return Fix(text, appl, command, needs_root=root, needs_reboot=reboot)

@@ -1,0 +1,4 @@
+"""Checks: compat (placeholder, filled in by its owner)."""
+from __future__ import annotations
+
+CHECKS: list = []

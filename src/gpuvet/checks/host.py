@@ -1,0 +1,4 @@
+"""Checks: host (placeholder, filled in by its owner)."""
+from __future__ import annotations
+
+CHECKS: list = []

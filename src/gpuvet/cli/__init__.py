@@ -1,0 +1,1 @@
+"""The command line: argv -> options -> engine -> renderer -> stream -> exit status."""

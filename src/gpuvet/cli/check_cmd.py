@@ -1,0 +1,53 @@
+"""`gpuvet check`: read every layer of the stack (or a pasted report) and say which disagree."""
+from __future__ import annotations
+
+import click
+
+from .common import emit, env_of, make_policy, output_options, policy_options, read_text_input
+from .env import GpuvetError
+
+
+@click.command()
+@click.option("--from", "sources", multiple=True, metavar="FILE",
+              help="Check a pasted report instead of this machine: collect_env output, rocminfo, nvidia-smi, "
+                   "hipconfig, nvcc, pip list/freeze, or several concatenated. '-' reads standard input. Repeatable.")
+@click.option("--deadline", type=float, default=4.0, show_default=True, help="Seconds to wait for all probes.")
+@output_options
+@policy_options
+@click.pass_context
+def check(ctx: click.Context, sources, deadline, fmt, output, verbose, select, ignore, ack, fail_on) -> int:
+    """Read every layer of this machine's GPU stack and say which components disagree.
+
+    Prints the stack layer by layer (with where each version was read), the findings (what disagrees
+    with what, why it matters, the evidence and the fix) and a health score from 0 to 100."""
+    from gpuvet import kb as kbmod
+    from gpuvet.checks.registry import all_checks
+    from gpuvet.engine import build_report, exit_code, run_checks
+
+    env = env_of(ctx)
+    started = env.clock()
+    policy = make_policy(select, ignore, ack, fail_on)
+    if sources:
+        from gpuvet.probes.pasted import parse_report
+
+        from gpuvet.model import Facts
+
+        facts = Facts(origin="pasted")
+        for src in sources:
+            text, name = read_text_input(src, env, "report")
+            try:
+                facts.merge(parse_report(text, name))
+            except ValueError as exc:
+                raise GpuvetError(str(exc)) from None
+        facts.origin = "pasted"
+    else:
+        from gpuvet.probes.base import run_probes
+        from gpuvet.probes.registry import all_probes
+
+        facts = run_probes(env.system(), all_probes(), deadline=deadline)
+    kb = kbmod.load()
+    findings = run_checks(facts, all_checks(), kb, policy, {"live": not sources})
+    report = build_report("check", facts, findings, kb)
+    report.meta["elapsed_s"] = round(env.clock() - started, 3)
+    emit(report, env, fmt, output, verbose)
+    return int(exit_code(report, policy.fail_on))

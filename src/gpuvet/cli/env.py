@@ -1,0 +1,55 @@
+"""The injected environment the CLI runs in: streams, environ, the System, the clock.
+
+Tests build an ``Environment`` with StringIO streams and a ``FakeSystem`` and call ``main`` in-process.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import IO, Any, Callable, Mapping
+
+from gpuvet.model import ExitCode
+
+
+class GpuvetError(Exception):
+    """An error the user can act on: printed as one line, with a non-zero exit status."""
+
+    def __init__(self, message: str, code: ExitCode = ExitCode.BAD_INPUT):
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class Environment:
+    stdin: IO[Any] = field(default_factory=lambda: sys.stdin)
+    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
+    stderr: IO[str] = field(default_factory=lambda: sys.stderr)
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    system_factory: Callable[[], Any] | None = None
+    clock: Callable[[], float] = time.monotonic
+    cwd: str = field(default_factory=os.getcwd)
+
+    def system(self):
+        if self.system_factory is not None:
+            return self.system_factory()
+        from gpuvet.probes.system import System
+
+        return System(self.environ)
+
+    @property
+    def color(self) -> bool:
+        if "NO_COLOR" in self.environ:
+            return False
+        if self.environ.get("FORCE_COLOR"):
+            return True
+        isatty = getattr(self.stdout, "isatty", None)
+        return bool(isatty and isatty())
+
+    @property
+    def width(self) -> int:
+        try:
+            return int(self.environ.get("COLUMNS", "")) or 100
+        except ValueError:
+            return 100

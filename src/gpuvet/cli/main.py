@@ -1,0 +1,108 @@
+"""Entry point.  Sub-commands live one per module and are imported only when used, so
+``gpuvet check`` never pays for diagnose's or the store's imports."""
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Sequence
+
+import click
+
+from gpuvet import __version__
+from gpuvet.model import ExitCode
+
+from .env import Environment, GpuvetError
+
+# command name -> (module, attribute, one-line help).  The help text is here so `gpuvet --help` does
+# not import every command module.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "check": ("gpuvet.cli.check_cmd", "check", "Read every layer of this machine's GPU stack and say which disagree."),
+    "diagnose": ("gpuvet.cli.diagnose_cmd", "diagnose", "Name the root cause of a failure from a log or pasted bug report."),
+    "run": ("gpuvet.cli.run_cmd", "run_", "Run a command under gpuvet; diagnose it and write a crash bundle if it fails."),
+    "compat": ("gpuvet.cli.kb_cmd", "compat", "Evaluate a described stack (no machine needed) against the knowledge base."),
+    "recommend": ("gpuvet.cli.kb_cmd", "recommend", "The newest framework build that works here, with its install command."),
+    "rules": ("gpuvet.cli.rules_cmd", "rules", "List every check and log signature."),
+    "rule": ("gpuvet.cli.rules_cmd", "rule", "Print the documentation of one check."),
+    "kb": ("gpuvet.cli.kb_cmd", "kb", "Knowledge-base information."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        spec = COMMANDS.get(name)
+        if spec is None:
+            return None
+        try:
+            mod = importlib.import_module(spec[0])
+        except ModuleNotFoundError as exc:
+            if exc.name == spec[0]:
+                return None
+            raise
+        return getattr(mod, spec[1])
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS) if _available(name)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _available(name: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(COMMANDS[name][0]) is not None
+
+
+EXIT_HELP = """Exit status: 0 nothing at or above --fail-on; 1 findings at or above --fail-on;
+2 usage error; 3 bad input (unreadable, binary, empty, truncated or oversized file); 4 gpuvet's own failure."""
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_HELP)
+@click.version_option(__version__, prog_name="gpuvet")
+def cli() -> None:
+    """gpuvet: keep GPU machine-learning stacks (ROCm and CUDA) healthy."""
+
+
+def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> int:
+    env = env or Environment()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        rv = cli.main(args=argv, prog_name="gpuvet", standalone_mode=False, obj=env)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        env.stdout.write(exc.ctx.get_help() + "\n")
+        return int(ExitCode.OK)
+    except click.UsageError as exc:
+        hint = f"\nTry 'gpuvet {exc.ctx.command_path.split(' ', 1)[1] if exc.ctx and ' ' in exc.ctx.command_path else ''} --help'." if exc.ctx else ""
+        env.stderr.write(f"gpuvet: error: {exc.format_message()}{hint.replace('  ', ' ')}\n")
+        return int(ExitCode.USAGE)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.Abort:
+        env.stderr.write("gpuvet: aborted\n")
+        return int(ExitCode.INTERNAL)
+    except click.ClickException as exc:
+        env.stderr.write(f"gpuvet: error: {exc.format_message()}\n")
+        return int(ExitCode.BAD_INPUT)
+    except GpuvetError as exc:
+        env.stderr.write(f"gpuvet: error: {exc}\n")
+        return int(exc.code)
+    except KeyboardInterrupt:
+        env.stderr.write("gpuvet: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return int(ExitCode.OK)
+    except Exception as exc:  # gpuvet's own bug: one line, plus the traceback only when asked for
+        if env.environ.get("GPUVET_DEBUG"):
+            import traceback
+
+            traceback.print_exc(file=env.stderr)
+        env.stderr.write(f"gpuvet: internal error: {type(exc).__name__}: {exc} "
+                         "(set GPUVET_DEBUG=1 for the traceback; please report it)\n")
+        return int(ExitCode.INTERNAL)
+    return int(rv if isinstance(rv, int) else ExitCode.OK)
+
+
+def run() -> int:
+    return main()

@@ -1,0 +1,249 @@
+"""Fact rows and the declared fact tables.
+
+A fact table is declared once (name, typed columns with one-line docs, where its rows come from) so
+every probe, parser, check and renderer agrees on column names.  A row records where it came from.
+A probe that fails yields a ``ProbeError`` for its tables instead of rows; checks that need such a
+table report ``unknown``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    doc: str
+    columns: tuple[Column, ...]
+    sources: str = ""
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+
+def _t(name: str, doc: str, sources: str, *cols: tuple[str, str, str]) -> TableSpec:
+    return TableSpec(name, doc, tuple(Column(*c) for c in cols), sources)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The declared tables.  Every row also carries ``source`` (the command, file or pasted report it was
+# read from); that column is implicit.
+TABLES: dict[str, TableSpec] = {
+    t.name: t
+    for t in (
+        _t("os_info", "The operating system and C library.", "/etc/os-release, uname, libc",
+           ("name", "str", "distribution pretty name"),
+           ("kernel", "str", "kernel release"),
+           ("arch", "str", "machine architecture (x86_64, aarch64)"),
+           ("glibc", "str", "glibc version, e.g. 2.36"),
+           ("python", "str", "Python version of the interpreter examined")),
+        _t("gpu_devices", "GPUs seen by the vendor tools or sysfs.",
+           "nvidia-smi, NVML, rocminfo, amd-smi/rocm-smi, KFD topology in sysfs",
+           ("vendor", "str", "amd | nvidia"),
+           ("index", "int", "device index as the vendor tool numbers it"),
+           ("name", "str", "marketing name as the tool prints it"),
+           ("arch", "str", "GPU architecture target: gfx90a, sm_90"),
+           ("compute_capability", "str", "NVIDIA compute capability, e.g. 9.0"),
+           ("memory_mib", "int", "device memory in MiB"),
+           ("pci_bus", "str", "PCI bus id")),
+        _t("drivers", "Kernel and user-space drivers.",
+           "/proc/driver/nvidia/version, NVML, nvidia-smi, /sys/module/amdgpu/version, rocminfo",
+           ("vendor", "str", "amd | nvidia"),
+           ("component", "str", "kernel-module | user-space"),
+           ("version", "str", "driver version as printed (580.159.04, 6.7.0)"),
+           ("cuda_version", "str", "NVIDIA: the highest CUDA version this driver supports, e.g. 13.0"),
+           ("flavor", "str", "open | proprietary | dkms | inbox (where known)")),
+        _t("runtimes", "User-space GPU runtimes (ROCm release, HIP runtime, CUDA runtime/toolkit).",
+           "/opt/rocm*/.info/version, rocminfo, dpkg, libcudart, version.json, collect_env",
+           ("vendor", "str", "amd | nvidia"),
+           ("name", "str", "rocm | hip-runtime | hsa-runtime | cuda-runtime | cuda-toolkit"),
+           ("version", "str", "version string"),
+           ("path", "str", "where it was found"),
+           ("origin", "str", "system | pip | conda | framework-bundled | pasted")),
+        _t("compilers", "GPU compilers and their reported platforms.", "hipcc, hipconfig, nvcc",
+           ("name", "str", "hipcc | hipconfig | nvcc"),
+           ("version", "str", "the compiler's own version (HIP version for hipcc/hipconfig)"),
+           ("platform", "str", "amd | nvidia: the platform hipcc/hipconfig resolves to"),
+           ("cuda_version", "str", "nvcc's CUDA release, or the nvcc hipcc wraps"),
+           ("path", "str", "executable path")),
+        _t("libraries", "Math, DNN and collective libraries: version and which file is loaded.",
+           "ELF resolution from the framework, ldconfig cache, pip nvidia-* wheels, /opt/rocm",
+           ("name", "str", "cudnn | cublas | cublaslt | nccl | cudart | miopen | rocblas | hipblaslt | rccl | amdhip64"),
+           ("version", "str", "version from the file name, metadata or header"),
+           ("path", "str", "file path"),
+           ("origin", "str", "system | pip | conda | framework-bundled | pasted"),
+           ("selected", "bool", "True when this is the copy the framework will actually load"),
+           ("requested_by", "str", "the library whose DT_NEEDED asked for it")),
+        _t("shared_libraries", "Dynamic-loader resolution of the framework's GPU libraries.",
+           "ELF DT_NEEDED/RPATH/RUNPATH, LD_LIBRARY_PATH, ld.so.cache, default paths",
+           ("soname", "str", "DT_NEEDED name, e.g. libcudnn.so.9"),
+           ("path", "str", "the file the loader will pick, or empty when unresolved"),
+           ("via", "str", "rpath | ld_library_path | runpath | ldconfig | default | unresolved"),
+           ("requested_by", "str", "the ELF file that needs it"),
+           ("others", "list", "other copies of the same soname on the search path (shadowed)")),
+        _t("framework_builds", "Installed framework builds, read without importing them.",
+           "torch/version.py, dist-info METADATA/RECORD, ELF of the framework's libraries",
+           ("name", "str", "torch | jax | jaxlib | tensorflow | ..."),
+           ("version", "str", "full version, e.g. 2.11.0+cu130"),
+           ("cuda", "str", "CUDA version it was built with, or empty"),
+           ("hip", "str", "HIP version it was built with, or empty"),
+           ("debug", "bool", "debug build"),
+           ("git_version", "str", "git hash of the build"),
+           ("channel", "str", "stable | nightly | prerelease | source"),
+           ("targets", "list", "GPU targets it carries kernels for: sm_90, gfx90a, compute_90 (PTX)"),
+           ("targets_source", "str", "where the target list was read (ELF fatbin, offload bundle, pasted)"),
+           ("variant", "str", "cuda | rocm | cpu | xpu"),
+           ("path", "str", "install location")),
+        _t("packages", "Python distributions (importlib.metadata).", "importlib.metadata, pip list/freeze",
+           ("name", "str", "normalised distribution name"),
+           ("version", "str", "version"),
+           ("location", "str", "site directory"),
+           ("requires", "list", "Requires-Dist entries (without extras markers)")),
+        _t("env_vars", "Environment variables that steer the GPU stack (secrets redacted).", "environ",
+           ("name", "str", "variable name"),
+           ("value", "str", "value, with secrets redacted")),
+        _t("device_nodes", "GPU device nodes and whether this user can open them.",
+           "/dev/kfd, /dev/dri/renderD*, /dev/nvidia*",
+           ("path", "str", "device node"),
+           ("exists", "bool", "node exists"),
+           ("readable", "bool", "this process may read it"),
+           ("writable", "bool", "this process may write it"),
+           ("group", "str", "owning group name"),
+           ("mode", "str", "permission bits, e.g. 0660")),
+        _t("user", "The user running the stack.", "os.getuid, groups",
+           ("name", "str", "user name"),
+           ("uid", "int", "uid"),
+           ("groups", "list", "group names the process has")),
+        _t("containers", "Container runtime detected.", "/.dockerenv, /run/.containerenv, cgroup, env",
+           ("kind", "str", "docker | podman | singularity | apptainer | kubernetes | lxc | wsl"),
+           ("detail", "str", "what proved it")),
+        _t("kernel_caches", "Kernel databases and caches (MIOpen, CUDA JIT, Triton, torch inductor).",
+           "MIOPEN_USER_DB_PATH, MIOPEN_CUSTOM_CACHE_DIR, ~/.config/miopen, ~/.cache/miopen, /opt/rocm/share/miopen/db",
+           ("name", "str", "miopen-system-db | miopen-user-db | miopen-cache | cuda-jit-cache | triton-cache"),
+           ("path", "str", "directory"),
+           ("exists", "bool", "exists"),
+           ("writable", "bool", "writable by this user (or creatable)"),
+           ("files", "int", "number of files in it (bounded count)")),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One fact row: the table it belongs to, its values, and where it was read."""
+
+    table: str
+    values: Mapping[str, Any]
+    source: str
+
+    def get(self, key: str, default: Any = None) -> Any:
+        v = self.values.get(key, default)
+        return default if v is None else v
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values.get(key)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: v for k, v in self.values.items()}
+        d["source"] = self.source
+        return d
+
+
+@dataclass(frozen=True)
+class ProbeError:
+    """A probe that failed, timed out, or whose tool is missing; the tables it would have filled."""
+
+    probe: str
+    tables: tuple[str, ...]
+    message: str
+    kind: str = "error"  # error | timeout | missing
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"probe": self.probe, "tables": list(self.tables), "message": self.message, "kind": self.kind}
+
+
+def row(table: str, source: str, **values: Any) -> Row:
+    """Build a row, refusing columns the table does not declare (catches typos at test time)."""
+    spec = TABLES.get(table)
+    if spec is None:
+        raise KeyError(f"unknown fact table {table!r}")
+    unknown = set(values) - set(spec.column_names)
+    if unknown:
+        raise KeyError(f"table {table!r} has no column(s) {sorted(unknown)}")
+    return Row(table, dict(values), source)
+
+
+@dataclass
+class Facts:
+    """All facts known about one machine or one pasted report.
+
+    ``probed`` names the tables some probe attempted (successfully or not).  A table that nobody
+    attempted is *not collected*; a table attempted with no rows is *empty*; one whose probe failed has
+    errors.  Checks use :meth:`status` to tell these apart so "could not check" never looks healthy.
+    """
+
+    rows: list[Row] = field(default_factory=list)
+    errors: list[ProbeError] = field(default_factory=list)
+    probed: set[str] = field(default_factory=set)
+    origin: str = "live"  # live | pasted | described
+
+    def add(self, rows: Iterable[Row]) -> None:
+        for r in rows:
+            self.rows.append(r)
+            self.probed.add(r.table)
+
+    def mark(self, *tables: str) -> None:
+        self.probed.update(tables)
+
+    def fail(self, err: ProbeError) -> None:
+        self.errors.append(err)
+        self.probed.update(err.tables)
+
+    def merge(self, other: "Facts") -> None:
+        self.rows.extend(other.rows)
+        self.errors.extend(other.errors)
+        self.probed |= other.probed
+
+    def table(self, name: str) -> list[Row]:
+        return [r for r in self.rows if r.table == name]
+
+    def where(self, name: str, **match: Any) -> list[Row]:
+        return [r for r in self.table(name) if all(r.values.get(k) == v for k, v in match.items())]
+
+    def first(self, name: str, **match: Any) -> Row | None:
+        rows = self.where(name, **match)
+        return rows[0] if rows else None
+
+    def table_errors(self, name: str) -> list[ProbeError]:
+        return [e for e in self.errors if name in e.tables]
+
+    def status(self, name: str) -> str:
+        """``ok`` (rows present), ``empty`` (probed, nothing there), ``error`` (probe failed, no rows),
+        ``missing`` (nobody looked)."""
+        if any(r.table == name for r in self.rows):
+            return "ok"
+        if self.table_errors(name):
+            return "error"
+        if name in self.probed:
+            return "empty"
+        return "missing"
+
+    def __iter__(self) -> Iterator[Row]:
+        return iter(self.rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in TABLES:
+            rows = self.table(name)
+            if rows or name in self.probed:
+                out[name] = [r.to_dict() for r in rows]
+        return out

@@ -1,0 +1,147 @@
+"""Findings, reports, severities and exit codes: what every command ends with."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Severity(enum.IntEnum):
+    INFO = 10
+    WARNING = 20
+    ERROR = 30
+    CRITICAL = 40
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r} (choose from {', '.join(s.name.lower() for s in cls)})")
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.name.lower()
+
+
+class Outcome(str, enum.Enum):
+    FAILED = "failed"  # the problem is present
+    PASSED = "passed"  # checked, the problem is absent
+    UNKNOWN = "unknown"  # could not check (facts missing, probe failed)
+    SKIPPED = "skipped"  # not applicable on this machine (e.g. no AMD GPU for an AMD rule)
+
+    def __str__(self) -> str:  # pragma: no cover
+        return self.value
+
+
+class Applicability(str, enum.Enum):
+    SAFE = "safe"  # can be applied without root, reversible (pip install in the env, an env var)
+    UNSAFE = "unsafe"  # changes the system or needs root
+    DISPLAY_ONLY = "display-only"  # driver change, reboot: shown, never applied
+
+    def __str__(self) -> str:  # pragma: no cover
+        return self.value
+
+
+class ExitCode(enum.IntEnum):
+    """Exit status of every gpuvet command (documented in README.md)."""
+
+    OK = 0  # nothing reached --fail-on
+    FINDINGS = 1  # at least one failed finding at or above --fail-on
+    USAGE = 2  # bad command line
+    BAD_INPUT = 3  # unreadable / invalid input file (binary, empty, truncated, too large)
+    INTERNAL = 4  # gpuvet's own failure (a bug): please report it
+
+
+@dataclass(frozen=True)
+class Fix:
+    text: str
+    applicability: Applicability = Applicability.DISPLAY_ONLY
+    command: str | None = None
+    needs_root: bool = False
+    needs_reboot: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"text": self.text, "applicability": self.applicability.value}
+        if self.command:
+            d["command"] = self.command
+        if self.needs_root:
+            d["needs_root"] = True
+        if self.needs_reboot:
+            d["needs_reboot"] = True
+        return d
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A fact row or a log line that supports a finding."""
+
+    text: str
+    source: str = ""
+    line: int | None = None  # 1-based line number in the input, for log evidence
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"text": self.text}
+        if self.source:
+            d["source"] = self.source
+        if self.line is not None:
+            d["line"] = self.line
+        return d
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    name: str
+    severity: Severity
+    outcome: Outcome
+    title: str
+    why: str = ""
+    evidence: tuple[Evidence, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+    cause: str = "other"
+    component: str = ""
+    acknowledged: str | None = None  # reason, when the user's policy acknowledged it
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome is Outcome.FAILED
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.name.lower(),
+            "outcome": self.outcome.value,
+            "title": self.title,
+            "why": self.why,
+            "cause": self.cause,
+            "component": self.component,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "fixes": [f.to_dict() for f in self.fixes],
+        }
+        if self.acknowledged:
+            d["acknowledged"] = self.acknowledged
+        return d
+
+
+@dataclass(frozen=True)
+class Deduction:
+    code: str
+    points: int
+    reason: str
+
+
+@dataclass
+class Report:
+    """What a command produced: findings, the facts behind them, a score, and metadata."""
+
+    command: str
+    findings: list[Finding] = field(default_factory=list)
+    facts: Any = None  # model.facts.Facts
+    score: int | None = None
+    deductions: list[Deduction] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # command-specific payload (diagnoses, verdict, ...)
+
+    def failed(self) -> list[Finding]:
+        return [f for f in self.findings if f.failed and not f.acknowledged]

@@ -1,0 +1,1 @@
+"""Probes: one module per source of facts; ``parse(text) -> rows`` (pure) + ``probe(system) -> rows``."""

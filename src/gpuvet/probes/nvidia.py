@@ -1,0 +1,4 @@
+"""Probes: nvidia (placeholder, filled in by its owner)."""
+from __future__ import annotations
+
+PROBES: list = []

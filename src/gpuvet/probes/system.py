@@ -1,0 +1,323 @@
+"""The one door to the machine: every probe reads through a ``System``.
+
+``RealSystem`` runs commands with a time-out (killing the whole process group of a hung tool) and
+reads files.  Tests use ``FakeSystem``, which serves captured real outputs.
+"""
+from __future__ import annotations
+
+import fnmatch
+import glob as _glob
+import os
+import shutil
+import signal
+import stat as _stat
+import subprocess
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+DEFAULT_TIMEOUT = 3.0
+MAX_READ = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    returncode: int | None
+    stdout: str = ""
+    stderr: str = ""
+    error: str | None = None  # None | "missing" | "timeout" | "oserror: ..."
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.returncode == 0
+
+    @property
+    def output(self) -> str:
+        return self.stdout + ("\n" + self.stderr if self.stderr else "")
+
+    def describe(self) -> str:
+        cmd = " ".join(self.argv)
+        if self.error == "missing":
+            return f"{self.argv[0]}: not installed"
+        if self.error == "timeout":
+            return f"`{cmd}` timed out"
+        if self.error:
+            return f"`{cmd}`: {self.error}"
+        tail = (self.stderr or self.stdout).strip().splitlines()[-1:] or [""]
+        return f"`{cmd}` exited {self.returncode}: {tail[0][:200]}"
+
+
+@dataclass(frozen=True)
+class FileStat:
+    size: int
+    mtime: float
+    mode: int
+    uid: int
+    gid: int
+
+    @property
+    def is_dir(self) -> bool:
+        return _stat.S_ISDIR(self.mode)
+
+
+class System:
+    """Interface (and real implementation) of the machine as probes see it."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None, root: str = "/"):
+        self.environ: Mapping[str, str] = dict(os.environ if environ is None else environ)
+        self.root = root
+
+    # -- commands -------------------------------------------------------------------------------
+    def which(self, name: str) -> str | None:
+        return shutil.which(name, path=self.environ.get("PATH", os.defpath))
+
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> CommandResult:
+        argv = tuple(argv)
+        exe = argv[0] if os.sep in argv[0] else self.which(argv[0])
+        if not exe:
+            return CommandResult(argv, None, error="missing")
+        env = dict(self.environ)
+        env.setdefault("LC_ALL", "C")
+        try:
+            proc = subprocess.Popen(
+                (exe,) + argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, env=env, start_new_session=True,
+            )
+        except FileNotFoundError:
+            return CommandResult(argv, None, error="missing")
+        except OSError as exc:
+            return CommandResult(argv, None, error=f"oserror: {exc.strerror or exc}")
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            return CommandResult(argv, None, error="timeout")
+        return CommandResult(argv, proc.returncode, _decode(out), _decode(err))
+
+    # -- files ----------------------------------------------------------------------------------
+    def _p(self, path: str) -> str:
+        if self.root == "/" or not os.path.isabs(path):
+            return path
+        return os.path.join(self.root, path.lstrip("/"))
+
+    def read_text(self, path: str, limit: int = MAX_READ) -> str | None:
+        """The file's text (at most ``limit`` bytes), or None when it cannot be read."""
+        try:
+            with open(self._p(path), "rb") as fh:
+                return _decode(fh.read(limit))
+        except OSError:
+            return None
+
+    def read_bytes(self, path: str, offset: int = 0, size: int = MAX_READ) -> bytes | None:
+        try:
+            with open(self._p(path), "rb") as fh:
+                fh.seek(offset)
+                return fh.read(size)
+        except OSError:
+            return None
+
+    def open_binary(self, path: str):
+        """A seekable binary file object (for ELF parsing); raises OSError."""
+        return open(self._p(path), "rb")
+
+    def exists(self, path: str) -> bool:
+        return os.path.lexists(self._p(path))
+
+    def is_dir(self, path: str) -> bool:
+        return os.path.isdir(self._p(path))
+
+    def listdir(self, path: str) -> list[str]:
+        try:
+            return sorted(os.listdir(self._p(path)))
+        except OSError:
+            return []
+
+    def glob(self, pattern: str) -> list[str]:
+        base = self._p(pattern)
+        hits = sorted(_glob.glob(base))
+        if self.root != "/":
+            hits = ["/" + os.path.relpath(h, self.root) for h in hits]
+        return hits
+
+    def stat(self, path: str) -> FileStat | None:
+        try:
+            st = os.stat(self._p(path))
+        except OSError:
+            return None
+        return FileStat(st.st_size, st.st_mtime, st.st_mode, st.st_uid, st.st_gid)
+
+    def realpath(self, path: str) -> str:
+        return os.path.realpath(self._p(path)) if self.root == "/" else path
+
+    def access(self, path: str, mode: int) -> bool:
+        return os.access(self._p(path), mode)
+
+    def readlink(self, path: str) -> str | None:
+        try:
+            return os.readlink(self._p(path))
+        except OSError:
+            return None
+
+    # -- identity -------------------------------------------------------------------------------
+    def uid(self) -> int:
+        return os.getuid()
+
+    def groups(self) -> list[int]:
+        try:
+            return sorted(set(os.getgroups()) | {os.getgid()})
+        except OSError:
+            return []
+
+    def group_name(self, gid: int) -> str:
+        try:
+            import grp
+
+            return grp.getgrgid(gid).gr_name
+        except (KeyError, ImportError):
+            return str(gid)
+
+    def user_name(self) -> str:
+        try:
+            import pwd
+
+            return pwd.getpwuid(os.getuid()).pw_name
+        except (KeyError, ImportError):
+            return str(os.getuid())
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.communicate(timeout=1)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        pass
+
+
+RealSystem = System
+
+
+@dataclass
+class FakeSystem(System):
+    """A System serving captured outputs: ``commands`` maps a command line (space-joined argv) to a
+    CommandResult or to stdout text; ``files`` maps paths to text or bytes."""
+
+    commands: dict[str, object] = field(default_factory=dict)
+    files: dict[str, object] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    executables: dict[str, str] = field(default_factory=dict)
+    uid_: int = 1000
+    group_ids: list[int] = field(default_factory=lambda: [1000])
+    group_names: dict[int, str] = field(default_factory=dict)
+    modes: dict[str, int] = field(default_factory=dict)
+    denied: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.environ = dict(self.env)
+        self.root = "/"
+
+    def which(self, name: str) -> str | None:
+        if name in self.executables:
+            return self.executables[name]
+        for key in self.commands:
+            if key.split(" ")[0] in (name,) or os.path.basename(key.split(" ")[0]) == name:
+                return key.split(" ")[0] if "/" in key.split(" ")[0] else f"/usr/bin/{name}"
+        return None
+
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> CommandResult:
+        argv = tuple(argv)
+        keys = [" ".join(argv), " ".join((os.path.basename(argv[0]),) + argv[1:])]
+        for key in keys:
+            if key in self.commands:
+                val = self.commands[key]
+                if isinstance(val, CommandResult):
+                    return CommandResult(argv, val.returncode, val.stdout, val.stderr, val.error)
+                return CommandResult(argv, 0, str(val), "")
+        return CommandResult(argv, None, error="missing")
+
+    def _file(self, path: str):
+        return self.files.get(path)
+
+    def read_text(self, path: str, limit: int = MAX_READ) -> str | None:
+        v = self._file(path)
+        if v is None or isinstance(v, dict) or path in self.denied:
+            return None
+        if isinstance(v, bytes):
+            return _decode(v[:limit])
+        return str(v)[:limit]
+
+    def read_bytes(self, path: str, offset: int = 0, size: int = MAX_READ) -> bytes | None:
+        v = self._file(path)
+        if v is None or isinstance(v, dict):
+            return None
+        data = v if isinstance(v, bytes) else str(v).encode()
+        return data[offset:offset + size]
+
+    def open_binary(self, path: str):
+        import io
+
+        data = self.read_bytes(path, 0, 1 << 40)
+        if data is None:
+            raise FileNotFoundError(path)
+        return io.BytesIO(data)
+
+    def _dirs(self) -> set[str]:
+        out: set[str] = set()
+        for p in self.files:
+            parts = p.rstrip("/").split("/")
+            for i in range(1, len(parts)):
+                out.add("/".join(parts[:i]) or "/")
+            if isinstance(self.files[p], dict):
+                out.add(p.rstrip("/"))
+        return out
+
+    def exists(self, path: str) -> bool:
+        path = path.rstrip("/") or "/"
+        return path in self.files or path in self._dirs()
+
+    def is_dir(self, path: str) -> bool:
+        return (path.rstrip("/") or "/") in self._dirs()
+
+    def listdir(self, path: str) -> list[str]:
+        prefix = path.rstrip("/") + "/"
+        names = {p[len(prefix):].split("/")[0] for p in self.files if p.startswith(prefix)}
+        return sorted(n for n in names if n)
+
+    def glob(self, pattern: str) -> list[str]:
+        cands = set(self.files) | self._dirs()
+        return sorted(p for p in cands if fnmatch.fnmatchcase(p, pattern) and p.count("/") == pattern.count("/"))
+
+    def stat(self, path: str) -> FileStat | None:
+        if not self.exists(path):
+            return None
+        v = self._file(path)
+        size = len(v) if isinstance(v, (str, bytes)) else 0
+        mode = self.modes.get(path, (_stat.S_IFDIR | 0o755) if self.is_dir(path) and v is None else (_stat.S_IFREG | 0o644))
+        return FileStat(size, 0.0, mode, 0, 0)
+
+    def realpath(self, path: str) -> str:
+        return path
+
+    def access(self, path: str, mode: int) -> bool:
+        return self.exists(path) and path not in self.denied
+
+    def readlink(self, path: str) -> str | None:
+        return None
+
+    def uid(self) -> int:
+        return self.uid_
+
+    def groups(self) -> list[int]:
+        return list(self.group_ids)
+
+    def group_name(self, gid: int) -> str:
+        return self.group_names.get(gid, str(gid))
+
+    def user_name(self) -> str:
+        return "user"
