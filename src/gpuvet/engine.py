@@ -75,7 +75,7 @@ def _run_one(chk: Check, ctx: Context) -> Iterable[Finding]:
         yield _finding(chk, Outcome.SKIPPED, skips[0].reason)
         return
     passes = [r for r in results if isinstance(r, Pass)]
-    title = passes[0].title if passes and passes[0].title else chk.summary or chk.name
+    title = passes[0].title if passes and passes[0].title else "no problem found"
     yield _finding(chk, Outcome.PASSED, title, evidence=passes[0].evidence if passes else ())
 
 

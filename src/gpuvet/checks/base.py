@@ -76,7 +76,7 @@ class Check:
 
     @property
     def summary(self) -> str:
-        return self.sections().get("What it does", "").split("\n\n")[0].strip()
+        return " ".join(self.sections().get("What it does", "").split("\n\n")[0].split())
 
 
 def check(*, code: str, name: str, severity: Severity | str, tables: Sequence[str], cause: str,

@@ -216,11 +216,11 @@ class Facts:
     def table(self, name: str) -> list[Row]:
         return [r for r in self.rows if r.table == name]
 
-    def where(self, name: str, **match: Any) -> list[Row]:
-        return [r for r in self.table(name) if all(r.values.get(k) == v for k, v in match.items())]
+    def where(self, table: str, /, **match: Any) -> list[Row]:
+        return [r for r in self.table(table) if all(r.values.get(k) == v for k, v in match.items())]
 
-    def first(self, name: str, **match: Any) -> Row | None:
-        rows = self.where(name, **match)
+    def first(self, table: str, /, **match: Any) -> Row | None:
+        rows = self.where(table, **match)
         return rows[0] if rows else None
 
     def table_errors(self, name: str) -> list[ProbeError]:

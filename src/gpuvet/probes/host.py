@@ -1,4 +1,185 @@
-"""Probes: host (placeholder, filled in by its owner)."""
+"""Probes of the host: OS, the environment variables that steer the stack, device nodes and the
+user's groups, containers, and the Python distributions installed (read from dist-info directories,
+never by importing them)."""
 from __future__ import annotations
 
-PROBES: list = []
+import os
+import platform
+import re
+import stat as _stat
+from typing import Iterable
+
+from gpuvet.model import Row, row
+from gpuvet.model.redact import redact_env
+
+from .base import Probe
+from .system import System
+
+# Variables that change what the GPU stack does.  Names or prefixes (ending in '_').
+ENV_NAMES = (
+    "HSA_", "HIP_", "ROCR_", "ROCM_", "ROCBLAS_", "HIPBLASLT_", "MIOPEN_", "AMD_", "GPU_DEVICE_ORDINAL",
+    "CUDA_", "NVIDIA_", "NCCL_", "RCCL_", "CUDNN_", "CUBLAS_", "CUBLASLT_", "NVTE_",
+    "PYTORCH_", "TORCH_", "TORCHINDUCTOR_", "TRITON_", "XLA_", "JAX_", "TF_CPP_", "TF_GPU_", "TF_FORCE_", "VLLM_",
+    "LD_LIBRARY_PATH", "LD_PRELOAD", "PATH", "PYTHONPATH", "CONDA_PREFIX", "VIRTUAL_ENV",
+    "OMPI_", "OMP_NUM_THREADS", "HF_HOME", "HF_HUB_OFFLINE", "HF_TOKEN",
+)
+MAX_ENV_VALUE = 2000
+
+
+def _env_wanted(name: str) -> bool:
+    return any(name.startswith(p) if p.endswith("_") else name == p for p in ENV_NAMES)
+
+
+def parse_environ(environ: dict[str, str] | Iterable[tuple[str, str]], source: str) -> list[Row]:
+    items = environ.items() if isinstance(environ, dict) else environ
+    out = []
+    for name, value in sorted(items):
+        if _env_wanted(name):
+            v = redact_env(name, value)
+            if len(v) > MAX_ENV_VALUE:
+                v = v[:MAX_ENV_VALUE] + "…"
+            out.append(row("env_vars", source, name=name, value=v))
+    return out
+
+
+def probe_env(system: System) -> list[Row]:
+    return parse_environ(dict(system.environ), "environ")
+
+
+def parse_os_release(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        k, sep, v = line.partition("=")
+        if sep:
+            out[k.strip()] = v.strip().strip('"')
+    return out
+
+
+def probe_os(system: System) -> list[Row]:
+    rel = parse_os_release(system.read_text("/etc/os-release") or "")
+    kernel = (system.read_text("/proc/sys/kernel/osrelease") or "").strip() or platform.release()
+    glibc = ""
+    try:
+        v = os.confstr("CS_GNU_LIBC_VERSION") or ""
+        glibc = v.split()[-1] if v.startswith("glibc") else ""
+    except (ValueError, OSError, AttributeError):
+        pass
+    return [row("os_info", "/etc/os-release", name=rel.get("PRETTY_NAME") or rel.get("NAME") or platform.system(),
+                kernel=kernel, arch=platform.machine(), glibc=glibc, python=system.python_version())]
+
+
+DEVICE_GLOBS = ("/dev/kfd", "/dev/dri/renderD*", "/dev/nvidiactl", "/dev/nvidia[0-9]*", "/dev/nvidia-uvm", "/dev/dxg")
+
+
+def probe_devices(system: System) -> list[Row]:
+    out = []
+    for pattern in DEVICE_GLOBS:
+        for path in system.glob(pattern) if "*" in pattern else ([pattern] if system.exists(pattern) else []):
+            st = system.stat(path)
+            group = system.group_name(st.gid) if st else ""
+            mode = f"{_stat.S_IMODE(st.mode):04o}" if st else ""
+            out.append(row("device_nodes", path, path=path, exists=True,
+                           readable=system.access(path, os.R_OK), writable=system.access(path, os.W_OK),
+                           group=group, mode=mode))
+    return out
+
+
+def probe_user(system: System) -> list[Row]:
+    return [row("user", "os", name=system.user_name(), uid=system.uid(),
+                groups=sorted({system.group_name(g) for g in system.groups()}))]
+
+
+def probe_container(system: System) -> list[Row]:
+    out = []
+    env = system.environ
+    if system.exists("/.dockerenv"):
+        out.append(row("containers", "/.dockerenv", kind="docker", detail="/.dockerenv exists"))
+    if system.exists("/run/.containerenv"):
+        out.append(row("containers", "/run/.containerenv", kind="podman", detail="/run/.containerenv exists"))
+    for var, kind in (("APPTAINER_CONTAINER", "apptainer"), ("SINGULARITY_CONTAINER", "singularity")):
+        if env.get(var):
+            out.append(row("containers", "environ", kind=kind, detail=f"{var}={env[var]}"))
+    if env.get("KUBERNETES_SERVICE_HOST"):
+        out.append(row("containers", "environ", kind="kubernetes", detail="KUBERNETES_SERVICE_HOST is set"))
+    cg = system.read_text("/proc/1/cgroup", limit=65536) or ""
+    if not out:
+        for key, kind in (("kubepods", "kubernetes"), ("docker", "docker"), ("libpod", "podman"), ("lxc", "lxc")):
+            if key in cg:
+                out.append(row("containers", "/proc/1/cgroup", kind=kind, detail=f"'{key}' in /proc/1/cgroup"))
+                break
+    ver = system.read_text("/proc/version", limit=4096) or ""
+    if "microsoft" in ver.lower():
+        out.append(row("containers", "/proc/version", kind="wsl", detail="Microsoft kernel (WSL)"))
+    return out
+
+
+# -- Python distributions ---------------------------------------------------------------------------
+_DIST_DIR = re.compile(r"^(?P<name>.+?)-(?P<version>[^-]+?)\.(dist-info|egg-info)$")
+# Distributions whose requirements matter to checks (extensions and companions pin torch/CUDA).
+REQUIRES_FOR = re.compile(
+    r"^(torch.*|triton|pytorch-triton.*|xformers|flash-attn.*|bitsandbytes|apex|deepspeed|vllm|"
+    r"jax.*|tensorflow.*|onnxruntime.*|cupy.*|transformers|accelerate|mmcv.*|detectron2|auto-gptq|"
+    r"torch-scatter|torch-sparse|torch-geometric|transformer-engine.*|nvidia-.*)$")
+
+
+def normalise_name(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requires(system: System, path: str) -> list[str]:
+    meta = system.read_text(os.path.join(path, "METADATA"), limit=512 * 1024) \
+        or system.read_text(os.path.join(path, "PKG-INFO"), limit=512 * 1024) or ""
+    reqs = []
+    for line in meta.splitlines():
+        if not line.strip():
+            break  # headers end at the first blank line
+        if line.startswith("Requires-Dist:"):
+            req = line.split(":", 1)[1].strip()
+            if "extra ==" not in req:
+                reqs.append(req)
+    return reqs
+
+
+def _meta_field(system: System, path: str, field: str) -> str:
+    meta = system.read_text(os.path.join(path, "METADATA"), limit=65536) \
+        or system.read_text(os.path.join(path, "PKG-INFO"), limit=65536) or ""
+    for line in meta.splitlines():
+        if not line.strip():
+            break
+        if line.startswith(field + ":"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+def probe_packages(system: System) -> list[Row]:
+    out = []
+    seen: set[tuple[str, str]] = set()
+    for site in system.python_paths():
+        for entry in system.listdir(site):
+            if not entry.endswith((".dist-info", ".egg-info")):
+                continue
+            path = os.path.join(site, entry)
+            m = _DIST_DIR.match(entry)
+            name, version = (m.group("name"), m.group("version")) if m else ("", "")
+            if not m or not version[:1].isdigit():
+                # egg-info without a version in its name, or a broken dist-info: read its metadata
+                name = _meta_field(system, path, "Name") or entry.split("-")[0].split(".")[0]
+                version = _meta_field(system, path, "Version")
+            norm = normalise_name(name)
+            key = (norm, site)
+            if key in seen:
+                continue
+            seen.add(key)
+            requires = _requires(system, path) if REQUIRES_FOR.match(norm) else []
+            out.append(row("packages", path, name=norm, version=version, location=site, requires=requires))
+    return out
+
+
+PROBES = [
+    Probe("host.env", ("env_vars",), probe_env, "Environment variables that steer the GPU stack."),
+    Probe("host.os", ("os_info",), probe_os, "/etc/os-release, kernel, glibc, Python."),
+    Probe("host.devices", ("device_nodes",), probe_devices, "GPU device nodes and access."),
+    Probe("host.user", ("user",), probe_user, "User and groups."),
+    Probe("host.container", ("containers",), probe_container, "Container runtime."),
+    Probe("host.packages", ("packages",), probe_packages, "Python distributions (dist-info)."),
+]

@@ -1,9 +1,307 @@
-"""Pasted text -> facts: split what users paste into bug threads into the tools' outputs and run
-the same parsers a live probe uses. (placeholder)"""
+"""Pasted text -> facts.
+
+Users paste several tools' outputs into a bug thread, one after another: ``python -m
+torch.utils.collect_env``, ``rocminfo``, ``nvidia-smi``, ``hipconfig``, ``nvcc --version``, ``pip list``
+or ``pip freeze``, torch's version.py, the "ROCk module version" line.  ``parse_report`` finds each of
+them in the text and runs the same ``parse_*`` functions the live probes use, so a report in a bug
+thread gives the same facts as the machine would.
+"""
 from __future__ import annotations
 
-from gpuvet.model import Facts
+import re
+from typing import Callable, Iterable
+
+from gpuvet.model import Facts, ProbeError, Row, row
+
+from . import amd, framework, host, nvidia
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+NA = {"", "n/a", "na", "none", "could not collect", "no cuda", "false"}
+
+
+def clean(text: str) -> str:
+    return _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+# -- collect_env -----------------------------------------------------------------------------------
+_CE_KEY = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 ._/()-]{1,60}?):\s?(?P<value>.*)$")
+
+
+def _collect_env_fields(text: str) -> dict[str, str]:
+    """Key -> value of collect_env's 'Key: value' lines; continuation lines (GPU list, cuDNN list)
+    are appended to the previous key with newlines."""
+    fields: dict[str, str] = {}
+    last: str | None = None
+    started = False
+    for line in text.splitlines():
+        if line.startswith(("PyTorch version:", "Collecting environment information")):
+            started = True
+        if not started:
+            continue
+        if line.startswith("Versions of relevant libraries"):
+            break
+        m = _CE_KEY.match(line)
+        if m and not line.startswith((" ", "\t", "/")) and not re.match(r"GPU \d+:", line):
+            last = m.group("key").strip()
+            fields[last] = m.group("value").strip()
+        elif last and line.strip() and not line.startswith("CPU:"):
+            fields[last] = (fields[last] + "\n" + line.strip()).strip()
+        elif not line.strip():
+            last = None
+    return fields
+
+
+def _na(v: str | None) -> bool:
+    return v is None or v.strip().lower() in NA
+
+
+def _channel(version: str) -> str:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return "stable"
+    if v.is_devrelease or ".dev" in version:
+        return "nightly"
+    if v.is_prerelease:
+        return "prerelease"
+    return "stable"
+
+
+def _variant(version: str, cuda: str, hip: str) -> str:
+    local = version.partition("+")[2]
+    if hip or local.startswith("rocm"):
+        return "rocm"
+    if cuda or local.startswith("cu"):
+        return "cuda"
+    if local.startswith("xpu"):
+        return "xpu"
+    return "cpu"
+
+
+_GPU_LINE = re.compile(r"^(?:GPU\s*(?P<idx>\d+)\s*:\s*)?(?P<name>.+?)\s*$")
+_PIP_LINE = re.compile(r"^\[(?P<tool>pip3?|conda)\]\s+(?P<rest>.+)$")
+
+
+def parse_collect_env(text: str, source: str) -> list[Row]:
+    f = _collect_env_fields(clean(text))
+    if "PyTorch version" not in f:
+        return []
+    out: list[Row] = []
+    src = f"{source} (collect_env)"
+    version = f.get("PyTorch version", "")
+    if not _na(version):
+        cuda = "" if _na(f.get("CUDA used to build PyTorch")) else f["CUDA used to build PyTorch"]
+        hip = "" if _na(f.get("ROCM used to build PyTorch")) else f["ROCM used to build PyTorch"]
+        out.append(row("framework_builds", src, name="torch", version=version, cuda=cuda, hip=hip,
+                       debug=f.get("Is debug build", "").lower() == "true", channel=_channel(version),
+                       variant=_variant(version, cuda, hip), targets=[], targets_source=""))
+        if hip and not _na(f.get("MIOpen runtime version")):
+            out.append(row("libraries", src, name="miopen", version=f["MIOpen runtime version"],
+                           origin="framework-build", path=""))
+    osname = f.get("OS", "")
+    libc = f.get("Libc version", "")
+    pyv = f.get("Python version", "")
+    if osname or libc or pyv:
+        glibc = libc.split("-", 1)[1] if libc.startswith("glibc-") else ""
+        kernel = ""
+        plat = f.get("Python platform", "")
+        m = re.match(r"Linux-(?P<k>[^-]+(?:-[^-]+)*?)-(x86_64|aarch64|ppc64le)", plat)
+        if m:
+            kernel = m.group("k")
+        arch = ""
+        m = re.search(r"\((x86_64|aarch64|ppc64le|AMD64|arm64)\)", osname)
+        if m:
+            arch = m.group(1)
+        out.append(row("os_info", src, name=re.sub(r"\s*\([^)]*\)$", "", osname), kernel=kernel, arch=arch,
+                       glibc=glibc, python=pyv.split()[0] if pyv else ""))
+    gcc = f.get("GCC version", "")
+    m = re.search(r"(\d+\.\d+(?:\.\d+)?)\s*$", gcc)
+    if m and not _na(gcc):
+        out.append(row("compilers", src, name="gcc", version=m.group(1)))
+    rt = f.get("CUDA runtime version", "")
+    if not _na(rt) and re.match(r"\d+\.\d+", rt):
+        # collect_env runs the system's `nvcc --version` for this line: it is the toolkit, not torch's CUDA
+        out.append(row("compilers", src, name="nvcc", version=rt, cuda_version=".".join(rt.split(".")[:2])))
+    drv = f.get("Nvidia driver version", "")
+    if not _na(drv):
+        out.append(row("drivers", src, vendor="nvidia", component="user-space", version=drv.split()[0]))
+    gpus = f.get("GPU models and configuration", "")
+    if not _na(gpus):
+        for i, line in enumerate(l for l in gpus.splitlines() if l.strip()):
+            m = _GPU_LINE.match(line.strip())
+            if not m:
+                continue
+            name = m.group("name")
+            idx = int(m.group("idx")) if m.group("idx") is not None else i
+            if _na(name):
+                continue
+            vendor = "amd" if re.search(r"\b(AMD|Radeon|Instinct|gfx\d)", name, re.I) else \
+                ("nvidia" if re.search(r"NVIDIA|GeForce|Tesla|Quadro|RTX|\b[HABLTVP]\d{2,3}\b", name) else "")
+            arch_m = re.search(r"\((gfx[0-9a-f]+)[^)]*\)", name)
+            out.append(row("gpu_devices", src, vendor=vendor, index=idx,
+                           name=re.sub(r"\s*\(gfx[^)]*\)", "", name).strip(),
+                           arch=arch_m.group(1) if arch_m else None))
+    cudnn = f.get("cuDNN version", "")
+    if not _na(cudnn):
+        for m in re.finditer(r"(\S*libcudnn(?:_\w+)?\.so\.(\d+(?:\.\d+)*))", cudnn):
+            if "/libcudnn.so." in "/" + m.group(1).split("/")[-1] or m.group(1).split("/")[-1].startswith("libcudnn.so"):
+                out.append(row("libraries", src, name="cudnn", version=m.group(2), path=m.group(1), origin="system"))
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)+)\s*", cudnn)
+        if m:
+            out.append(row("libraries", src, name="cudnn", version=m.group(1), origin="pasted"))
+    hip_rt = f.get("HIP runtime version", "")
+    if not _na(hip_rt):
+        out.append(row("runtimes", src, vendor="amd", name="hip-runtime", version=hip_rt, origin="framework-build",
+                       path=""))
+    alloc = f.get("Caching allocator config", "")
+    if not _na(alloc):
+        out.append(row("env_vars", src, name="PYTORCH_CUDA_ALLOC_CONF", value=alloc))
+    out.extend(parse_relevant_libraries(text, src))
+    return out
+
+
+def parse_relevant_libraries(text: str, source: str) -> list[Row]:
+    """collect_env's '[pip3] torch==2.1.0' and '[conda] pytorch 2.1.0 py3.10_cuda12.1 pytorch' lines."""
+    out = []
+    for line in clean(text).splitlines():
+        m = _PIP_LINE.match(line.strip())
+        if not m:
+            continue
+        rest = m.group("rest").strip()
+        if m.group("tool").startswith("pip"):
+            name, sep, ver = rest.partition("==")
+            if sep:
+                out.append(row("packages", source, name=host.normalise_name(name.strip()), version=ver.strip(),
+                               location="pip", requires=[]))
+        else:
+            parts = rest.split()
+            if len(parts) >= 2 and re.match(r"\d", parts[1]):
+                out.append(row("packages", source, name=host.normalise_name(parts[0]), version=parts[1],
+                               location="conda", requires=[]))
+    return out
+
+
+# -- pip list / pip freeze / pip show --------------------------------------------------------------
+_FREEZE = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*==\s*(?P<ver>[0-9][\w.+!-]*)\s*$")
+_PIPLIST_HEAD = re.compile(r"^Package\s+Version(\s+.*)?$")
+_PIPLIST_ROW = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s+(?P<ver>[0-9][\w.+!-]*)(\s+\S.*)?$")
+
+
+def parse_pip(text: str, source: str) -> list[Row]:
+    out: list[Row] = []
+    in_list = False
+    lines = clean(text).splitlines()
+    src = f"{source} (pip)"
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if _PIPLIST_HEAD.match(s):
+            in_list = True
+            continue
+        if in_list:
+            if set(s) <= {"-", " "} and s:
+                continue
+            m = _PIPLIST_ROW.match(s)
+            if m:
+                out.append(row("packages", src, name=host.normalise_name(m.group("name")), version=m.group("ver"),
+                               location="pip", requires=[]))
+                continue
+            in_list = False
+        m = _FREEZE.match(s)
+        if m:
+            out.append(row("packages", src, name=host.normalise_name(m.group("name")), version=m.group("ver"),
+                           location="pip", requires=[]))
+            continue
+        if s.startswith("Name: ") and i + 1 < len(lines) and lines[i + 1].strip().startswith("Version: "):
+            out.append(row("packages", src, name=host.normalise_name(s[6:].strip()),
+                           version=lines[i + 1].strip()[9:].strip(), location="pip", requires=[]))
+    return out
+
+
+# -- dispatch --------------------------------------------------------------------------------------
+def _parser(module, name: str) -> Callable[[str, str], list[Row]] | None:
+    return getattr(module, name, None)
+
+
+DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
+    (re.compile(r"^(PyTorch version:|Collecting environment information)", re.M), None, "parse_collect_env"),
+    (re.compile(r"^\[(pip3?|conda)\] ", re.M), None, "parse_relevant_libraries"),
+    (re.compile(r"ROCk module|HSA System Attributes|HSA Agents|Marketing Name:|amdgcn-amd-amdhsa"), amd, "parse_rocminfo"),
+    (re.compile(r"ROCk module version"), amd, "parse_rock_module"),
+    (re.compile(r"HIP_PLATFORM|^HIP version\s*:|HIP_PATH\s*:", re.M), amd, "parse_hipconfig"),
+    (re.compile(r"^HIP version: ", re.M), amd, "parse_hipcc_version"),
+    (re.compile(r"ROCm System Management Interface|^GPU\[\d+\]\s*:", re.M), amd, "parse_rocm_smi"),
+    (re.compile(r"^(GPU: \d+|\s*ASIC:|\s*MARKET_NAME:|\s*TARGET_GRAPHICS_VERSION:)", re.M), amd, "parse_amd_smi"),
+    (re.compile(r"NVIDIA-SMI|Driver Version\s*:|CUDA Version\s*:|^name, |NVSMI LOG", re.M), nvidia, "parse_nvidia_smi"),
+    (re.compile(r"NVRM version"), nvidia, "parse_proc_version"),
+    (re.compile(r"Cuda compilation tools, release"), nvidia, "parse_nvcc"),
+    (re.compile(r"^__version__ = ['\"]", re.M), framework, "parse_torch_version_py"),
+    (re.compile(r"^Package\s+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
+]
 
 
 def parse_report(text: str, source: str = "<pasted>") -> Facts:
-    raise ValueError(f"{source}: no recognisable tool output")
+    """Facts from pasted text.  Raises ValueError when no tool output is recognised."""
+    text = clean(text)
+    facts = Facts(origin="pasted")
+    recognised = False
+    for pattern, module, fname in DETECTORS:
+        if not pattern.search(text):
+            continue
+        func = globals()[fname] if module is None else _parser(module, fname)
+        if func is None:
+            continue
+        try:
+            rows = list(func(text, source))
+        except Exception as exc:  # one parser's bug must not lose the others' facts
+            facts.fail(ProbeError(f"pasted.{fname}", (), f"{fname}: {type(exc).__name__}: {exc}"))
+            continue
+        if rows:
+            recognised = True
+            facts.add(rows)
+    if not recognised:
+        raise ValueError(f"{source}: no recognisable tool output (expected collect_env, rocminfo, nvidia-smi, "
+                         "hipconfig, hipcc/nvcc --version, pip list/freeze or torch/version.py)")
+    facts.rows = _dedupe(facts.rows)
+    return facts
+
+
+_KEYS: dict[str, tuple[str, ...]] = {
+    "gpu_devices": ("vendor", "index"),
+    "drivers": ("vendor", "component"),
+    "framework_builds": ("name",),
+    "compilers": ("name",),
+    "os_info": (),
+    "packages": ("name", "version"),
+    "runtimes": ("vendor", "name", "origin"),
+    "env_vars": ("name",),
+}
+
+
+def _dedupe(rows: Iterable[Row]) -> list[Row]:
+    """Merge rows that describe the same thing (collect_env and nvidia-smi both list GPU 0): the
+    first row's values win, later rows fill what it lacks."""
+    out: list[Row] = []
+    index: dict[tuple, int] = {}
+    for r in rows:
+        key_cols = _KEYS.get(r.table)
+        if key_cols is None:
+            out.append(r)
+            continue
+        key = (r.table,) + tuple(r.values.get(c) for c in key_cols)
+        if r.table == "gpu_devices" and r.values.get("index") is None:
+            key = (r.table, r.values.get("vendor"), r.values.get("name"))
+        if key in index:
+            i = index[key]
+            old = out[i]
+            merged = dict(old.values)
+            for k, v in r.values.items():
+                if merged.get(k) in (None, "", []) and v not in (None, "", []):
+                    merged[k] = v
+            src = old.source if r.source == old.source else f"{old.source}; {r.source}"
+            out[i] = Row(old.table, merged, src)
+        else:
+            index[key] = len(out)
+            out.append(r)
+    return out

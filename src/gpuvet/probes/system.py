@@ -63,9 +63,42 @@ class FileStat:
 class System:
     """Interface (and real implementation) of the machine as probes see it."""
 
-    def __init__(self, environ: Mapping[str, str] | None = None, root: str = "/"):
+    def __init__(self, environ: Mapping[str, str] | None = None, root: str = "/", python: str | None = None):
         self.environ: Mapping[str, str] = dict(os.environ if environ is None else environ)
         self.root = root
+        self.python = python  # another interpreter whose environment to examine (--python)
+        self._paths: list[str] | None = None
+
+    # -- the Python environment examined ---------------------------------------------------------
+    def python_paths(self) -> list[str]:
+        """sys.path of the interpreter whose packages are examined: this one, or ``python`` (asked
+        once, without importing anything but sys)."""
+        if self._paths is None:
+            paths: list[str] = []
+            if self.python:
+                res = self.run([self.python, "-S", "-c",
+                                "import sys, site, json; site.main(); print(json.dumps(sys.path))"], timeout=5)
+                if res.ok:
+                    import json
+
+                    try:
+                        paths = [p for p in json.loads(res.stdout) if isinstance(p, str)]
+                    except ValueError:
+                        paths = []
+            else:
+                import sys
+
+                paths = list(sys.path)
+            self._paths = [p for p in dict.fromkeys(paths) if p and self.is_dir(p)]
+        return self._paths
+
+    def python_version(self) -> str:
+        if self.python:
+            res = self.run([self.python, "-S", "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"])
+            return res.stdout.strip() if res.ok else ""
+        import sys
+
+        return "%d.%d.%d" % sys.version_info[:3]
 
     # -- commands -------------------------------------------------------------------------------
     def which(self, name: str) -> str | None:
@@ -218,9 +251,20 @@ class FakeSystem(System):
     modes: dict[str, int] = field(default_factory=dict)
     denied: set[str] = field(default_factory=set)
 
+    paths: list[str] = field(default_factory=list)
+    pyversion: str = "3.11.7"
+
     def __post_init__(self) -> None:
         self.environ = dict(self.env)
         self.root = "/"
+        self.python = None
+        self._paths = None
+
+    def python_paths(self) -> list[str]:
+        return list(self.paths)
+
+    def python_version(self) -> str:
+        return self.pyversion
 
     def which(self, name: str) -> str | None:
         if name in self.executables:

@@ -3,7 +3,20 @@ from __future__ import annotations
 
 from gpuvet.model import Facts
 
-MAX_PACKAGES = 40
+import re
+
+MAX_VALUE = 80
+# Packages shown in the stack: the framework, its companions, extensions and GPU wheels.  Every
+# package is still in the facts (JSON) and used by checks.
+STACK_PACKAGES = re.compile(
+    r"^(torch.*|triton|pytorch-triton.*|xformers|flash-attn.*|bitsandbytes|apex|deepspeed|vllm|numpy|"
+    r"jax.*|tensorflow.*|onnxruntime.*|cupy.*|transformers|accelerate|mmcv.*|transformer-engine.*|"
+    r"nvidia-.*|rocm.*|amdsmi|pynvml|nvidia-ml-py|paddlepaddle.*|mxnet.*)$")
+
+
+def _short(text: str) -> str:
+    text = str(text)
+    return text if len(text) <= MAX_VALUE else text[:MAX_VALUE - 1] + "…"
 
 
 def _v(*parts: object) -> str:
@@ -35,10 +48,12 @@ def stack_lines(facts: Facts) -> list[tuple[str, str, str, str]]:
         targets = r.get("targets") or []
         tg = f"targets {','.join(targets[:12])}{'…' if len(targets) > 12 else ''}" if targets else ""
         out.append(("framework", r.get("name", "?"), _v(r.get("version"), gpu, r.get("channel"), tg), r.get("path") or r.source))
-    for r in facts.table("packages")[:MAX_PACKAGES]:
-        out.append(("package", r.get("name", "?"), r.get("version", ""), r.get("location") or r.source))
+    for r in facts.table("packages"):
+        if STACK_PACKAGES.match(r.get("name", "")):
+            out.append(("package", r.get("name", "?"), r.get("version", ""), r.get("location") or r.source))
     for r in facts.table("env_vars"):
-        out.append(("env", r.get("name", "?"), r.get("value", ""), r.source))
+        if r.get("name") != "PATH":
+            out.append(("env", r.get("name", "?"), _short(r.get("value", "")), r.source))
     for r in facts.table("device_nodes"):
         acc = "rw" if r.get("readable") and r.get("writable") else ("r" if r.get("readable") else "no access")
         out.append(("device", r.get("path", "?"), _v(acc if r.get("exists") else "missing", r.get("group") and f"group {r.get('group')}", r.get("mode")), r.source))

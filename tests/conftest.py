@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from gpuvet.cli.env import Environment
+from gpuvet.cli.main import main
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+REAL = FIXTURES / "real"
+SHARED = ROOT.parent / "shared"
+
+
+def fixture_text(rel: str) -> str:
+    return (FIXTURES / rel).read_text(encoding="utf-8")
+
+
+class Run:
+    def __init__(self, code: int, out: str, err: str):
+        self.code, self.out, self.err = code, out, err
+
+    def json(self):
+        return json.loads(self.out)
+
+
+def run_cli(argv, system=None, stdin: str | bytes = "", environ=None) -> Run:
+    out, err = io.StringIO(), io.StringIO()
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    stdin_stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+    env = Environment(stdin=stdin_stream, stdout=out, stderr=err,
+                      environ=dict(environ if environ is not None else {"NO_COLOR": "1", "PATH": os.environ.get("PATH", "")}),
+                      system_factory=(lambda: system) if system is not None else None)
+    code = main(list(argv), env)
+    return Run(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def cli():
+    return run_cli
