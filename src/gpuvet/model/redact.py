@@ -17,7 +17,7 @@ _TOKENS = [
     re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b"),  # Slack
     re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b"),  # JWT
 ]
-_ASSIGN = re.compile(r"(?P<k>\b[A-Za-z_][A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY)[A-Za-z0-9_]*\s*[=:]\s*)(?P<v>[^\s'\"]+)", re.I)
+_ASSIGN = re.compile(r"(?P<k>\b[A-Za-z0-9_]*?(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|ACCESS_KEY)[A-Za-z0-9_]*\s*[=:]\s*)(?P<v>[^\s'\"]+)", re.I)
 
 
 def is_secret_name(name: str) -> bool:
