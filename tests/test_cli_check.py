@@ -111,3 +111,15 @@ def test_hanging_tools_check_finishes_within_5s(tmp_path):
     # nothing that needed a hung tool's table may say 'passed'
     failed_tables = {t for e in doc["probe_errors"] for t in e["tables"]}
     assert failed_tables
+
+
+def test_json_output_matches_documented_schema():
+    import jsonschema
+
+    from conftest import ROOT
+
+    schema = json.loads((ROOT / "docs" / "report-schema.json").read_text())
+    for argv in (["check", "--from", H200_CE, "--format", "json"],
+                 ["check", "--from", str(REAL / "debian12-cpu-rocm52" / "collect_env-torch2.13-cpu.txt"), "-f", "json"]):
+        doc = run_cli(argv).json()
+        jsonschema.validate(doc, schema)

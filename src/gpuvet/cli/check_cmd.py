@@ -1,6 +1,8 @@
 """`gpuvet check`: read every layer of the stack (or a pasted report) and say which disagree."""
 from __future__ import annotations
 
+import os
+
 import click
 
 from .common import emit, env_of, make_policy, output_options, policy_options, read_text_input
@@ -11,11 +13,13 @@ from .env import GpuvetError
 @click.option("--from", "sources", multiple=True, metavar="FILE",
               help="Check a pasted report instead of this machine: collect_env output, rocminfo, nvidia-smi, "
                    "hipconfig, nvcc, pip list/freeze, or several concatenated. '-' reads standard input. Repeatable.")
+@click.option("--python", "python", metavar="PATH", default=None,
+              help="Examine the packages of this Python interpreter instead of gpuvet's own (also GPUVET_PYTHON).")
 @click.option("--deadline", type=float, default=4.0, show_default=True, help="Seconds to wait for all probes.")
 @output_options
 @policy_options
 @click.pass_context
-def check(ctx: click.Context, sources, deadline, fmt, output, verbose, select, ignore, ack, fail_on) -> int:
+def check(ctx: click.Context, sources, python, deadline, fmt, output, verbose, select, ignore, ack, fail_on) -> int:
     """Read every layer of this machine's GPU stack and say which components disagree.
 
     Prints the stack layer by layer (with where each version was read), the findings (what disagrees
@@ -44,7 +48,9 @@ def check(ctx: click.Context, sources, deadline, fmt, output, verbose, select, i
         from gpuvet.probes.base import run_probes
         from gpuvet.probes.registry import all_probes
 
-        facts = run_probes(env.system(), all_probes(), deadline=deadline)
+        if python and not os.access(python, os.X_OK):
+            raise GpuvetError(f"--python {python}: not an executable interpreter")
+        facts = run_probes(env.system(python), all_probes(), deadline=deadline)
     kb = kbmod.load()
     findings = run_checks(facts, all_checks(), kb, policy, {"live": not sources})
     report = build_report("check", facts, findings, kb)

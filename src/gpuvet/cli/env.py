@@ -31,12 +31,13 @@ class Environment:
     clock: Callable[[], float] = time.monotonic
     cwd: str = field(default_factory=os.getcwd)
 
-    def system(self):
+    def system(self, python: str | None = None):
+        """The machine.  ``python``: another interpreter whose installed packages to examine."""
         if self.system_factory is not None:
             return self.system_factory()
         from gpuvet.probes.system import System
 
-        return System(self.environ)
+        return System(self.environ, python=python or self.environ.get("GPUVET_PYTHON") or None)
 
     @property
     def color(self) -> bool:

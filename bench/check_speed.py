@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Time `gpuvet check` against `python -m torch.utils.collect_env`, same machine, same run.
+
+Each command runs N times as a fresh child process; we record the wall time and the child's peak
+resident memory (ru_maxrss from wait4), and report medians.  Results go to bench/results/ as JSON
+and Markdown, with the machine they were measured on.
+
+usage: python bench/check_speed.py [--runs 7] [--python PYTHON_WITH_TORCH] [--label NAME]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss / 1024.0, proc.returncode  # ru_maxrss is KiB on Linux
+
+
+def machine() -> dict[str, str]:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f"{kb / 2**20:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    osr = ""
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                osr = line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    return {"cpus": str(os.cpu_count()), "cpu": cpu, "memory": mem, "os": osr, "kernel": platform.release(),
+            "python": platform.python_version()}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--python", default=sys.executable, help="interpreter that has torch (for collect_env)")
+    ap.add_argument("--gpuvet", default=None, help="gpuvet command (default: <this python> -m gpuvet)")
+    ap.add_argument("--label", default="local")
+    args = ap.parse_args()
+    env = dict(os.environ, NO_COLOR="1")
+    gpuvet = args.gpuvet.split() if args.gpuvet else [sys.executable, "-m", "gpuvet"]
+    cmds = {
+        "gpuvet check": gpuvet + ["check", "--format", "json", "--fail-on", "never"],
+        "collect_env": [args.python, "-m", "torch.utils.collect_env"],
+    }
+    torch_version = subprocess.run([args.python, "-c", "import importlib.metadata as m; print(m.version('torch'))"],
+                                   capture_output=True, text=True).stdout.strip()
+    rows: dict[str, dict[str, object]] = {}
+    for name, argv in cmds.items():
+        measure(argv, env)  # warm the page cache once, as a user's second run would be
+        walls, rss, codes = [], [], []
+        for _ in range(args.runs):
+            w, m, c = measure(argv, env)
+            walls.append(w)
+            rss.append(m)
+            codes.append(c)
+        rows[name] = {"median_s": round(statistics.median(walls), 3), "min_s": round(min(walls), 3),
+                      "max_s": round(max(walls), 3), "median_peak_mib": round(statistics.median(rss), 1),
+                      "exit_codes": sorted(set(codes)), "argv": " ".join(argv)}
+        print(f"{name:14s} median {rows[name]['median_s']:.3f}s  peak {rows[name]['median_peak_mib']:.1f} MiB  "
+              f"(runs {args.runs}, exit {rows[name]['exit_codes']})", flush=True)
+    ratio = rows["collect_env"]["median_s"] / rows["gpuvet check"]["median_s"]  # type: ignore[operator]
+    print(f"gpuvet check is {ratio:.1f}x faster than collect_env")
+    result = {"label": args.label, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+              "machine": machine(), "torch": torch_version, "runs": args.runs, "results": rows,
+              "speedup": round(ratio, 2)}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"check_speed-{args.label}.json").write_text(json.dumps(result, indent=1) + "\n")
+    m = result["machine"]
+    md = [f"# gpuvet check vs collect_env ({args.label})", "",
+          f"Measured {result['date']} on {m['cpus']} CPUs ({m['cpu']}), {m['memory']}, {m['os']}, "
+          f"kernel {m['kernel']}, Python {m['python']}, torch {torch_version}; {args.runs} runs each after one warm-up.", "",
+          "| command | median s | min s | max s | median peak RSS MiB |", "|---|---|---|---|---|"]
+    for name, r in rows.items():
+        md.append(f"| {name} | {r['median_s']} | {r['min_s']} | {r['max_s']} | {r['median_peak_mib']} |")
+    md += ["", f"Speed-up: **{ratio:.1f}x**."]
+    (RESULTS / f"check_speed-{args.label}.md").write_text("\n".join(md) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
