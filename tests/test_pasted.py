@@ -16,8 +16,10 @@ def test_collect_env_h200():
     assert gpu["name"] == "NVIDIA H200" and gpu["vendor"] == "nvidia" and gpu["index"] == 0
     nvcc = facts.first("compilers", name="nvcc")
     assert nvcc["version"] == "13.0.88" and nvcc["cuda_version"] == "13.0"
-    cudnn = facts.where("libraries", name="cudnn")
-    assert [c["version"] for c in cudnn] == ["9.14.0"]  # collect_env's guess: the system copy
+    cudnn = {c["origin"]: c for c in facts.where("libraries", name="cudnn")}
+    # collect_env's guess is the system copy; torch loads the pip wheel's through its RPATH
+    assert cudnn["system"]["version"] == "9.14.0" and cudnn["system"]["selected"] is False
+    assert cudnn["pip"]["version"] == "9.19.0.56" and cudnn["pip"]["selected"] is True
     pk = {r["name"]: r["version"] for r in facts.table("packages")}
     assert pk["torch"] == "2.11.0" and pk["nvidia-cudnn-cu13"] == "9.19.0.56" and pk["triton"] == "3.6.0"
     osr = facts.first("os_info")

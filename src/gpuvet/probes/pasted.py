@@ -158,7 +158,44 @@ def parse_collect_env(text: str, source: str) -> list[Row]:
     alloc = f.get("Caching allocator config", "")
     if not _na(alloc):
         out.append(row("env_vars", src, name="PYTORCH_CUDA_ALLOC_CONF", value=alloc))
-    out.extend(parse_relevant_libraries(text, src))
+    pkgs = parse_relevant_libraries(text, src)
+    out.extend(pkgs)
+    out = _pip_gpu_libraries(out, pkgs, src)
+    return out
+
+
+# pip wheels that carry the CUDA libraries a pip torch loads through its RPATH ($ORIGIN/../../nvidia/*/lib)
+PIP_GPU_LIBS = [
+    (re.compile(r"^nvidia-cudnn(-cu\d+)?$"), "cudnn"), (re.compile(r"^nvidia-nccl(-cu\d+)?$"), "nccl"),
+    (re.compile(r"^nvidia-cublas(-cu\d+)?$"), "cublas"), (re.compile(r"^nvidia-cuda-runtime(-cu\d+)?$"), "cudart"),
+    (re.compile(r"^nvidia-cusparselt(-cu\d+)?$"), "cusparselt"), (re.compile(r"^nvidia-cuda-nvrtc(-cu\d+)?$"), "nvrtc"),
+]
+
+
+def _pip_gpu_libraries(rows: list[Row], pkgs: list[Row], src: str) -> list[Row]:
+    """A pip CUDA torch loads the nvidia-* wheels' libraries through its RPATH, whatever copy of the
+    same library the system has (and collect_env lists).  Record the pip copy as the one loaded and
+    the system copies collect_env guessed as not loaded."""
+    torch = next((r for r in rows if r.table == "framework_builds" and r.get("name") == "torch"), None)
+    if torch is None or torch.get("variant") != "cuda":
+        return rows
+    pip_libs = {}
+    for p in pkgs:
+        if p.get("location") != "pip":
+            continue
+        for pat, lib in PIP_GPU_LIBS:
+            if pat.match(p.get("name", "")):
+                pip_libs[lib] = p
+    if not pip_libs:
+        return rows
+    out = []
+    for r in rows:
+        if r.table == "libraries" and r.get("name") in pip_libs and r.get("origin") == "system":
+            r = Row(r.table, {**r.values, "selected": False}, r.source)
+        out.append(r)
+    for lib, p in sorted(pip_libs.items()):
+        out.append(row("libraries", f"{src}: pip {p.get('name')} (loaded through torch's RPATH)", name=lib,
+                       version=p.get("version"), origin="pip", selected=True, path="", requested_by="torch"))
     return out
 
 
