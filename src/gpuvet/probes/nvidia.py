@@ -449,13 +449,17 @@ def probe_driver(system: System, nvml: Callable[[], dict[str, Any]] | None = Non
 
 
 def _find_nvcc(system: System) -> str | None:
+    """The nvcc that builds extensions, found as torch.utils.cpp_extension finds CUDA_HOME:
+    CUDA_HOME / CUDA_PATH first, then nvcc on PATH, then /usr/local/cuda."""
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        home = system.environ.get(var)
+        if home and system.exists(home.rstrip("/") + "/bin/nvcc"):
+            return home.rstrip("/") + "/bin/nvcc"
     found = system.which("nvcc")
     if found:
         return found
-    for home in _cuda_homes(system):
-        cand = home.rstrip("/") + "/bin/nvcc"
-        if system.exists(cand):
-            return cand
+    if system.exists("/usr/local/cuda/bin/nvcc"):
+        return "/usr/local/cuda/bin/nvcc"
     return None
 
 
@@ -465,7 +469,7 @@ def _cuda_homes(system: System) -> list[str]:
 
 
 def probe_nvcc(system: System) -> list[Row]:
-    """``nvcc --version`` for the nvcc on PATH, else CUDA_HOME/CUDA_PATH//usr/local/cuda's bin/nvcc."""
+    """``nvcc --version`` of the nvcc extension builds use (see :func:`_find_nvcc`)."""
     path = _find_nvcc(system)
     if not path:
         return []
