@@ -433,6 +433,8 @@ def probe_driver(system: System, nvml: Callable[[], dict[str, Any]] | None = Non
     if not rows:
         if plain_ok:
             rows = parse_nvidia_smi(plain.stdout, "nvidia-smi")
+        if not rows and res.error == "missing" and plain.error == "missing" and not module and nvml_absent:
+            return []  # which() saw an nvidia-smi that is not there to run
         if not rows:
             if plain_err:
                 problems.append(plain_err)
