@@ -1,4 +1,675 @@
-"""Checks: build (placeholder, filled in by its owner)."""
+"""Checks: the framework build -- GPU targets, CPU-only and wrong-vendor builds, pre-releases, and
+which copy of each GPU runtime library the framework really loads."""
 from __future__ import annotations
 
-CHECKS: list = []
+import re
+from typing import Iterable
+
+from gpuvet.model import Row, Severity
+
+from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
+from .gpu import gpu_arch
+
+GPU_VARIANTS = ("cuda", "rocm")
+LIB_LABEL = {"cudnn": "cuDNN", "cublas": "cuBLAS", "cublaslt": "cuBLASLt", "nccl": "NCCL", "cudart": "CUDA runtime",
+             "cusparselt": "cuSPARSELt", "nvrtc": "NVRTC", "amdhip64": "HIP runtime", "miopen": "MIOpen",
+             "rocblas": "rocBLAS", "hipblaslt": "hipBLASLt", "rccl": "RCCL", "hipblas": "hipBLAS"}
+
+
+# -- helpers -------------------------------------------------------------------------------------------
+def _label(b: Row) -> str:
+    return f"{b.get('name', 'framework')} {b.get('version', '')}".strip()
+
+
+def _gpu_builds(ctx: Context) -> list[Row]:
+    return [b for b in ctx.facts.table("framework_builds") if b.get("variant") in GPU_VARIANTS]
+
+
+def _vendor_of_variant(variant: str) -> str:
+    return {"cuda": "nvidia", "rocm": "amd"}.get(variant, "")
+
+
+def _nums(text: object, n: int = 3) -> tuple[int, ...] | None:
+    m = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(text or ""))
+    if not m:
+        return None
+    return tuple(int(x) for x in m.group(1).split(".")[:n])
+
+
+_SM = re.compile(r"^(sm|compute)_(\d+)([af]?)$")
+
+
+def _cc(num: int) -> tuple[int, int]:
+    return (num // 10, num % 10)
+
+
+def cuda_target_runs(target: str, device: str) -> str | None:
+    """How a CUDA target runs on a device arch: 'cubin', 'ptx' (JIT compiled) or None.
+
+    Cubin ``sm_XY`` runs on devices of major X and minor >= Y; ``sm_XYa`` only on exactly XY;
+    ``sm_XYf`` (family-specific, CUDA 12.9+) on major X with minor >= Y; PTX ``compute_XY`` is
+    JIT-compiled for any device >= X.Y (``compute_XYa`` only XY, ``compute_XYf`` its family)."""
+    t = _SM.match(target)
+    d = _SM.match(device)
+    if not t or not d:
+        return None
+    tcc, dcc = _cc(int(t.group(2))), _cc(int(d.group(2)))
+    suffix = t.group(3)
+    if suffix == "a":
+        ok = tcc == dcc
+    elif suffix == "f":
+        ok = tcc[0] == dcc[0] and tcc[1] <= dcc[1]
+    elif t.group(1) == "sm":
+        ok = tcc[0] == dcc[0] and tcc[1] <= dcc[1]
+    else:
+        ok = tcc <= dcc
+    if not ok:
+        return None
+    return "cubin" if t.group(1) == "sm" else "ptx"
+
+
+def gfx_of_override(value: str) -> str | None:
+    """HSA_OVERRIDE_GFX_VERSION '11.0.0' -> 'gfx1100', '10.3.0' -> 'gfx1030', '9.0.10' -> 'gfx90a'."""
+    m = re.fullmatch(r"\s*(\d+)\.(\d+)\.(\d+)\s*", value or "")
+    if not m:
+        return None
+    major, minor, step = (int(x) for x in m.groups())
+    if minor > 15 or step > 15:
+        return None
+    return f"gfx{major}{minor:x}{step:x}"
+
+
+def _env(ctx: Context, name: str) -> Row | None:
+    for r in ctx.facts.table("env_vars"):
+        if r.get("name") == name:
+            return r
+    return None
+
+
+# Targets an override can borrow: the first gfx of a generation that builds ship.
+_OVERRIDE_HINT = {"gfx103": ("gfx1030", "10.3.0"), "gfx110": ("gfx1100", "11.0.0"),
+                  "gfx115": ("gfx1100", "11.0.0"), "gfx90": ("gfx900", "9.0.0")}
+
+
+# -- BLD040 -------------------------------------------------------------------------------------------
+@check(code="BLD040", name="gpu-arch-not-in-build", severity="error",
+       tables=("framework_builds", "gpu_devices"), cause="gpu-arch-unsupported", component="framework-build")
+def gpu_arch_not_in_build(ctx: Context) -> Iterable:
+    """What it does:
+    Compares each GPU's architecture (``gpu_devices``: gfx90a, sm_90) with the GPU targets the
+    framework build carries kernels for (``framework_builds.targets``, read from the CUDA fatbin or
+    the HIP offload bundles of libtorch_cuda.so / libtorch_hip.so).  NVIDIA: a cubin ``sm_XY`` runs
+    on devices of the same major with minor >= Y (sm_80 code runs on an sm_86 GPU, never across
+    majors); ``sm_XYa`` only on exactly that GPU, ``sm_XYf`` on its family; PTX ``compute_XY`` is
+    JIT-compiled for any newer GPU (a warning: slow first run, and JIT needs a driver that knows the
+    PTX).  AMD: the gfx target must match exactly (a gfx1100 build does not run on gfx1101); when
+    ``HSA_OVERRIDE_GFX_VERSION`` is set, the overridden target is judged instead, and said so.
+
+    Why is this bad?
+    A build without kernels for the GPU fails at the first kernel launch: "no kernel image is
+    available for execution on the device" (CUDA), "HIP error: invalid device function" or
+    "hipErrorNoBinaryForGpu" (ROCm), although ``is_available()`` says True.
+
+    Example:
+    torch 2.11.0+cu130 (sm_75 ... sm_120) on an H200 (sm_90): passes.  torch 2.7.1+cu118 (up to sm_90)
+    on an RTX 5090 (sm_120): fails.  torch 2.5.1+rocm6.2 (gfx900 ... gfx1100) on an RX 6700 XT
+    (gfx1031): fails; with HSA_OVERRIDE_GFX_VERSION=10.3.0 it runs gfx1030 code and passes.
+
+    Fix:
+    Install a build made for the GPU (a newer CUDA/ROCm wheel, or a source build with
+    TORCH_CUDA_ARCH_LIST / PYTORCH_ROCM_ARCH naming it).  For consumer AMD GPUs of a supported
+    generation, ``HSA_OVERRIDE_GFX_VERSION`` makes the runtime treat the GPU as the listed target
+    (unsupported by AMD; can crash).
+
+    References:
+    https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility
+    https://docs.nvidia.com/cuda/blackwell-compatibility-guide/index.html
+    https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html
+    https://pytorch.org/docs/stable/notes/hip.html
+    """
+    # builds whose targets are read (torch); jax/tensorflow rows carry no target list
+    builds = [b for b in _gpu_builds(ctx) if b.get("name") == "torch" or b.get("targets")]
+    gpus = ctx.facts.table("gpu_devices")
+    if not builds:
+        yield Skip("no GPU framework build installed")
+        return
+    if not gpus:
+        yield Skip("no GPU found")
+        return
+    override = _env(ctx, "HSA_OVERRIDE_GFX_VERSION")
+    checked = False
+    for b in builds:
+        vendor = _vendor_of_variant(b.get("variant"))
+        mine = [g for g in gpus if g.get("vendor") == vendor]
+        if not mine:
+            continue  # wrong-vendor-build's business
+        targets = [t for t in (b.get("targets") or []) if t]
+        if not targets:
+            yield Unknown(f"the GPU targets of {_label(b)} are not known ({b.get('targets_source') or 'not read'})",
+                          [ev(b, f"{_label(b)}: {b.get('targets_source') or 'no targets'}")])
+            continue
+        seen: set[str] = set()
+        for g in mine:
+            arch = gpu_arch(g, ctx.kb)
+            if arch is None:
+                yield Unknown(f"the architecture of GPU {g.get('index', '')} {g.get('name', '')} is not known",
+                              [ev(g, f"GPU {g.get('name', '')}")])
+                continue
+            if arch in seen:
+                continue
+            seen.add(arch)
+            checked = True
+            gname = f"GPU {g.get('index', '')} {g.get('name', '') or ''} ({arch})".replace("  ", " ")
+            evidence = [ev(g, gname), ev(b, f"{_label(b)} targets: {', '.join(targets)} "
+                                           f"({b.get('targets_source') or 'targets'})")]
+            if vendor == "nvidia":
+                yield from _judge_cuda(b, arch, targets, gname, evidence)
+            else:
+                yield from _judge_amd(b, arch, targets, gname, evidence, override)
+    if not checked:
+        yield Skip("no GPU of the build's vendor")
+
+
+def _judge_cuda(b: Row, arch: str, targets: list[str], gname: str, evidence: list) -> Iterable:
+    arch = re.sub(r"[af]$", "", arch)
+    cubins = [t for t in targets if cuda_target_runs(t, arch) == "cubin"]
+    ptx = [t for t in targets if cuda_target_runs(t, arch) == "ptx"]
+    if cubins:
+        yield Pass(f"{_label(b)} has {', '.join(cubins)} code for {gname}", evidence)
+        return
+    cuda = b.get("cuda") or "?"
+    fixes = [fix(f"Install a {b.get('name', 'framework')} build whose CUDA supports {arch} "
+                 f"(for torch: a newer +cuXXX wheel from https://download.pytorch.org/whl/)", safe=True),
+             fix(f"Or build from source with TORCH_CUDA_ARCH_LIST including {arch[3:-1]}.{arch[-1]}", safe=True)]
+    if ptx:
+        yield Fail(f"{_label(b)} has no {arch} code for {gname}, only PTX {', '.join(ptx)}: kernels are "
+                   f"JIT-compiled at first use",
+                   why=("Without a cubin for the GPU every kernel is compiled from PTX by the driver on first "
+                        "use: minutes of start-up, a JIT cache that may fill, and failures when the driver is "
+                        "older than the PTX."),
+                   evidence=evidence, fixes=fixes, severity=Severity.WARNING)
+        return
+    yield Fail(f"{_label(b)} (CUDA {cuda}) has no kernels for {gname}: built for {', '.join(targets)}",
+               why=("Kernel launches fail with 'no kernel image is available for execution on the device'; "
+                    "a cubin runs only on GPUs of its own major architecture, and the build has no PTX "
+                    "that could be JIT-compiled for this one."),
+               evidence=evidence, fixes=fixes)
+
+
+def _judge_amd(b: Row, arch: str, targets: list[str], gname: str, evidence: list, override: Row | None) -> Iterable:
+    bases = {re.sub(r":.*$", "", t) for t in targets}
+    eff = arch
+    note = ""
+    if override is not None and override.get("value"):
+        o = gfx_of_override(override.get("value"))
+        evidence = evidence + [ev(override, f"HSA_OVERRIDE_GFX_VERSION={override.get('value')}")]
+        if o:
+            eff = o
+            note = f" (HSA_OVERRIDE_GFX_VERSION={override.get('value')} makes the runtime load {o} code)"
+        else:
+            note = f" (HSA_OVERRIDE_GFX_VERSION={override.get('value')!r} is not a valid X.Y.Z version)"
+    if eff in bases:
+        if eff != arch:
+            yield Pass(f"{_label(b)} has {eff} code; {gname} runs it through the override{note}", evidence)
+        else:
+            yield Pass(f"{_label(b)} has {arch} code for {gname}", evidence)
+        return
+    fixes = [fix(f"Install a {b.get('name', 'framework')} build for a ROCm release that supports {arch} "
+                 f"(https://download.pytorch.org/whl/ rocm wheels), or build with PYTORCH_ROCM_ARCH={arch}",
+                 safe=True)]
+    hint = _OVERRIDE_HINT.get(arch[:6]) or _OVERRIDE_HINT.get(arch[:5])
+    if hint and hint[0] in bases and eff != hint[0]:
+        fixes.append(fix(f"Or export HSA_OVERRIDE_GFX_VERSION={hint[1]} to run the build's {hint[0]} code on "
+                         f"{arch} (not supported by AMD; may crash or compute wrongly)",
+                         command=f"export HSA_OVERRIDE_GFX_VERSION={hint[1]}", safe=True))
+    yield Fail(f"{_label(b)} has no kernels for {gname}{note}: built for {', '.join(sorted(bases))}",
+               why=("AMD code objects are specific to one gfx target: kernels fail with 'HIP error: invalid "
+                    "device function' / 'no binary for gpu' unless the exact target is in the build."),
+               evidence=evidence, fixes=fixes)
+
+
+# -- BLD041 -------------------------------------------------------------------------------------------
+@check(code="BLD041", name="cpu-only-build-with-gpu", severity="error",
+       tables=("framework_builds", "gpu_devices"), cause="cpu-only-build", component="framework-build")
+def cpu_only_build(ctx: Context) -> Iterable:
+    """What it does:
+    Fires when a framework build is CPU-only (torch ``+cpu`` or a version.py with neither CUDA nor
+    HIP; jax without a CUDA/ROCm plugin; tensorflow-cpu) on a machine that has a GPU.
+
+    Why is this bad?
+    The GPU is never used: ``torch.cuda.is_available()`` is False, "Torch not compiled with CUDA
+    enabled", training silently runs on the CPU many times slower.
+
+    Example:
+    torch 2.13.0+cpu with an NVIDIA H200 present: fires.  torch 2.13.0+cpu on a machine without a
+    GPU: passes.  torch 2.11.0+cu130 with the H200: passes.
+
+    Fix:
+    Reinstall the framework from the GPU index, e.g. ``pip install torch --index-url
+    https://download.pytorch.org/whl/cu130`` (NVIDIA) or ``.../whl/rocm6.4`` (AMD); for jax install
+    ``jax[cuda13]``.
+
+    References:
+    https://pytorch.org/get-started/locally/
+    https://docs.jax.dev/en/latest/installation.html
+    """
+    gpus = ctx.facts.table("gpu_devices")
+    builds = ctx.facts.table("framework_builds")
+    if not gpus:
+        yield Skip("no GPU found")
+        return
+    vendors = sorted({g.get("vendor") for g in gpus if g.get("vendor")})
+    for b in builds:
+        name = b.get("name")
+        if b.get("variant") != "cpu" or name == "jaxlib" or (name or "").startswith("jax-"):
+            continue
+        vendor = vendors[0] if vendors else "nvidia"
+        index = "cu130" if vendor == "nvidia" else "rocm6.4"
+        cmd = (f"pip install --force-reinstall {name} --index-url https://download.pytorch.org/whl/{index}"
+               if name == "torch" else
+               (f"pip install -U 'jax[{'cuda13' if vendor == 'nvidia' else 'rocm'}]'" if name == "jax" else None))
+        yield Fail(f"{_label(b)} is a CPU-only build, but this machine has "
+                   f"{len(gpus)} {'/'.join(vendors) or ''} GPU(s)".replace("  ", " "),
+                   why="A CPU-only build never uses the GPU: is_available() is False and work runs on the CPU.",
+                   evidence=[ev(b, f"{_label(b)}: variant cpu ({b.get('targets_source') or b.source})"),
+                             *[ev(g, f"GPU {g.get('index', '')} {g.get('name', '')}") for g in gpus[:4]]],
+                   fixes=[fix(f"Reinstall {name} built for the GPU's {'CUDA' if vendor == 'nvidia' else 'ROCm'} "
+                              f"(pick the index matching the driver)", command=cmd, safe=True)])
+
+
+# -- BLD042 -------------------------------------------------------------------------------------------
+@check(code="BLD042", name="wrong-vendor-build", severity="error",
+       tables=("framework_builds", "gpu_devices"), cause="wrong-vendor-build", component="framework-build")
+def wrong_vendor_build(ctx: Context) -> Iterable:
+    """What it does:
+    Fires when a CUDA build of a framework is installed on a machine whose GPUs are all AMD, or a
+    ROCm build on a machine whose GPUs are all NVIDIA.
+
+    Why is this bad?
+    The build cannot use the GPU at all: a CUDA torch on an AMD machine reports no CUDA device, a
+    ROCm torch on an NVIDIA machine cannot find libamdhip64 or an AMD device ("No HIP GPUs are
+    available").
+
+    Example:
+    torch 2.11.0+cu130 with an AMD Instinct MI210 (gfx90a) only: fires.  torch 2.5.1+rocm6.2 on the
+    H200: fires.  A CUDA build on a machine with both an NVIDIA and an AMD GPU: passes.
+
+    Fix:
+    Reinstall the framework from the index for the machine's vendor (``.../whl/rocm6.4`` for AMD,
+    ``.../whl/cu130`` for NVIDIA).
+
+    References:
+    https://pytorch.org/get-started/locally/
+    https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/3rd-party/pytorch-install.html
+    """
+    gpus = ctx.facts.table("gpu_devices")
+    builds = _gpu_builds(ctx)
+    if not gpus:
+        yield Skip("no GPU found")
+        return
+    if not builds:
+        yield Skip("no GPU framework build installed")
+        return
+    vendors = {g.get("vendor") for g in gpus if g.get("vendor")}
+    if not vendors:
+        yield Unknown("the GPUs' vendor is not known")
+        return
+    for b in builds:
+        want = _vendor_of_variant(b.get("variant"))
+        if want in vendors:
+            continue
+        have = "/".join(sorted(vendors))
+        index = "rocm6.4" if "amd" in vendors else "cu130"
+        yield Fail(f"{_label(b)} is a {b.get('variant').upper()} build, but this machine's GPUs are {have}",
+                   why=(f"A {b.get('variant').upper()} build only drives {want.upper()} GPUs; on this machine it "
+                        "finds no usable device."),
+                   evidence=[ev(b, f"{_label(b)}: variant {b.get('variant')}"),
+                             *[ev(g, f"GPU {g.get('index', '')} {g.get('vendor')} {g.get('name', '')}") for g in gpus[:4]]],
+                   fixes=[fix(f"Reinstall {b.get('name')} built for {have.upper()} GPUs",
+                              command=(f"pip install --force-reinstall torch --index-url "
+                                       f"https://download.pytorch.org/whl/{index}") if b.get("name") == "torch" else None,
+                              safe=True)])
+
+
+# -- BLD043 -------------------------------------------------------------------------------------------
+@check(code="BLD043", name="prerelease-framework", severity="warning",
+       tables=("framework_builds",), cause="prerelease-regression", component="framework-build")
+def prerelease_framework(ctx: Context) -> Iterable:
+    """What it does:
+    Fires when an installed framework is a nightly (``2.6.0.dev20241101+cu124``) or a published
+    pre-release (``2.6.0rc1``, ``0.5.0b1``).  Source builds from a commit (NGC's
+    ``2.6.0a0+ecf3bae40a.nv25.01``, ``2.4.0a0+git1c6f2c1``) are not flagged.
+
+    Why is this bad?
+    Nightlies carry regressions fixed or reverted before the release; a failure seen only there is
+    best checked against the stable release before it is debugged further.
+
+    Example:
+    torch 2.6.0.dev20241101+cu124: fires.  torch 2.11.0+cu130: passes.
+
+    Fix:
+    Try the latest stable release (``pip install torch --index-url https://download.pytorch.org/whl/cu130``);
+    keep the nightly only when a fix you need is not released yet.
+
+    References:
+    https://pytorch.org/get-started/locally/
+    https://packaging.python.org/en/latest/specifications/version-specifiers/
+    """
+    builds = ctx.facts.table("framework_builds")
+    if not builds:
+        yield Skip("no framework installed")
+        return
+    for b in builds:
+        ch = b.get("channel")
+        if ch in ("nightly", "prerelease"):
+            yield Fail(f"{_label(b)} is a {ch} build",
+                       why="Nightly and pre-release builds carry regressions that the stable release does not.",
+                       evidence=[ev(b, f"{_label(b)}: channel {ch}")],
+                       fixes=[fix(f"Install the latest stable {b.get('name')} and check whether the problem remains",
+                                  safe=True)])
+
+
+# -- libraries ------------------------------------------------------------------------------------------
+def _selected(ctx: Context) -> list[Row]:
+    return [r for r in ctx.facts.table("libraries") if r.get("selected") is True]
+
+
+def _lib_label(name: str) -> str:
+    return LIB_LABEL.get(name, name)
+
+
+def _same_version(a: str, b: str) -> bool:
+    x, y = _nums(a, 4), _nums(b, 4)
+    if x is None or y is None:
+        return True  # unknown: do not claim a difference
+    n = min(len(x), len(y), 3)
+    return x[:n] == y[:n]
+
+
+def _describe(r: Row) -> str:
+    where = r.get("path") or r.source
+    return f"{_lib_label(r.get('name'))} {r.get('version') or '?'} ({r.get('origin') or '?'}) {where}"
+
+
+@check(code="BLD044", name="gpu-library-loaded-twice", severity="error",
+       tables=("libraries",), cause="runtime-mismatch", component="system-library")
+def gpu_library_loaded_twice(ctx: Context) -> Iterable:
+    """What it does:
+    Fires when the framework's libraries resolve one GPU library (cuDNN, cuBLAS, NCCL, the CUDA or
+    HIP runtime, MIOpen, rocBLAS ...) to two different files, e.g. libtorch_cuda.so finds
+    ``libcudart.so.13`` in the pip wheel while another torch library's search path finds a
+    ``libcudart.so.12`` elsewhere.
+
+    Why is this bad?
+    Two copies of one runtime in one process keep two sets of global state (contexts, handles,
+    allocators); symbols bind to whichever loaded first, and the result is crashes, "invalid
+    resource handle", "CUBLAS_STATUS_NOT_INITIALIZED" or silently wrong versions.
+
+    Example:
+    libtorch_cuda.so -> pip libcudart.so.13, libcaffe2_nvrtc.so -> /usr/local/cuda-12.4 libcudart.so.12
+    through LD_LIBRARY_PATH: fires.  Every torch library resolving to the same pip copy: passes.
+
+    Fix:
+    Remove the directory of the stray copy from LD_LIBRARY_PATH (or the conda/system package that
+    provides it), so every request resolves to the copy the framework was built with.
+
+    References:
+    https://man7.org/linux/man-pages/man8/ld.so.8.html
+    https://github.com/pytorch/pytorch/issues/101314
+    """
+    sel = _selected(ctx)
+    if not sel:
+        yield Skip("no loader resolution of GPU libraries (no GPU framework build, or pasted facts)")
+        return
+    by_name: dict[str, list[Row]] = {}
+    for r in sel:
+        if r.get("path"):
+            by_name.setdefault(r.get("name"), []).append(r)
+    for name, rows in sorted(by_name.items()):
+        paths = list(dict.fromkeys(r.get("path") for r in rows))
+        if len(paths) < 2:
+            continue
+        first = rows[0]
+        yield Fail(f"{_lib_label(name)} is loaded from {len(paths)} places: " + "; ".join(
+            f"{r.get('path')} ({r.get('version') or '?'}, for {r.get('requested_by') or '?'})" for r in rows),
+                   why="Two copies of one GPU library in one process mix their state and versions.",
+                   evidence=[ev(r, _describe(r) + f" requested by {r.get('requested_by') or '?'}") for r in rows],
+                   fixes=[fix(f"Keep only the copy {first.get('requested_by') or 'the framework'} resolves to: "
+                              f"remove the other's directory from LD_LIBRARY_PATH", safe=True)])
+
+
+@check(code="BLD045", name="gpu-library-shadowed-copy", severity="warning",
+       tables=("libraries",), cause="runtime-mismatch", component="system-library")
+def gpu_library_shadowed(ctx: Context) -> Iterable:
+    """What it does:
+    For each GPU library the framework loads, looks for other copies of it on the loader's search
+    path (the ldconfig cache, LD_LIBRARY_PATH, default directories) with a *different version*, and
+    says which one wins: the framework's RPATH copy (pip nvidia-* wheels, libraries bundled in the
+    wheel) or the system one.
+
+    Why is this bad?
+    Tools other than the framework see the other copy: ``python -m torch.utils.collect_env`` lists
+    what ldconfig knows, extensions built with the system toolkit link it, and a change of
+    LD_LIBRARY_PATH or of the import order can swap which copy loads.  Bug reports then name the
+    wrong version, and mixed copies cause version-mismatch errors ("cuDNN version incompatibility").
+
+    Example:
+    The H200: torch 2.11.0+cu130 loads pip cuDNN 9.19.0.56 from site-packages/nvidia/cudnn/lib, while
+    /usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0 (what collect_env reports) is shadowed: fires as a
+    warning naming both.  Only the pip copy present, or both the same version: passes.
+
+    Fix:
+    Usually nothing needs to change in the framework: it loads the copy it was built with.  Quote
+    the loaded version in bug reports; remove or align the other copy if other software needs to
+    agree with it (``apt remove libcudnn9-cuda-13`` or install the same version).
+
+    References:
+    https://man7.org/linux/man-pages/man8/ld.so.8.html
+    https://github.com/pytorch/pytorch/blob/main/torch/utils/collect_env.py
+    """
+    libs = ctx.facts.table("libraries")
+    sel = [r for r in libs if r.get("selected") is True]
+    if not sel:
+        yield Skip("no loader resolution of GPU libraries (no GPU framework build)")
+        return
+    ldp = _env(ctx, "LD_LIBRARY_PATH")
+    ld_dirs = [d for d in (ldp.get("value") or "").split(":") if d] if ldp else []
+    for s in sel:
+        others = [r for r in libs if r.get("name") == s.get("name") and r.get("selected") is False
+                  and r.get("path") != s.get("path") and not _same_version(r.get("version"), s.get("version"))]
+        if not others:
+            continue
+        seen: set[str] = set()
+        olist = []
+        for o in others:
+            key = o.get("path") or o.source
+            if key not in seen:
+                seen.add(key)
+                olist.append(o)
+        pointed = [o for o in olist if any((o.get("path") or "").startswith(d.rstrip("/") + "/") for d in ld_dirs)]
+        where = "; ".join(f"{o.get('version') or '?'} at {o.get('path') or o.source} ({o.get('origin') or '?'})"
+                          for o in olist)
+        title = (f"{_lib_label(s.get('name'))}: {s.get('requested_by') or 'the framework'} loads "
+                 f"{s.get('version') or '?'} ({s.get('origin')}, {s.get('path')}); shadowed: {where}")
+        why = ("The framework loads the first copy on its search path; other tools (collect_env, ldconfig, "
+               "extensions built against the system toolkit) report or link the shadowed copy.")
+        if pointed:
+            why += " LD_LIBRARY_PATH points at the shadowed copy, so programs without the framework's RPATH load it."
+        evidence = [ev(s, "loaded: " + _describe(s)), *[ev(o, "shadowed: " + _describe(o)) for o in olist]]
+        if ldp is not None and pointed:
+            evidence.append(ev(ldp, f"LD_LIBRARY_PATH={ldp.get('value')}"))
+        yield Fail(title, why=why, evidence=evidence,
+                   fixes=[fix(f"Quote {_lib_label(s.get('name'))} {s.get('version')} (the loaded copy) in bug "
+                              f"reports; remove or align the other copy if other software must agree",
+                              safe=True)])
+
+
+# -- BLD046 / BLD047 ----------------------------------------------------------------------------------
+def _runtime_lib(ctx: Context, variant: str) -> Row | None:
+    name = "cudart" if variant == "cuda" else "amdhip64"
+    for r in _selected(ctx):
+        if r.get("name") == name and r.get("path"):
+            return r
+    return None
+
+
+def _via(ctx: Context, path: str) -> str:
+    for r in ctx.facts.table("shared_libraries"):
+        if r.get("path") == path:
+            return r.get("via") or ""
+    return ""
+
+
+@check(code="BLD046", name="framework-runtime-mismatch", severity="error",
+       tables=("framework_builds", "libraries"), cause="runtime-mismatch", component="runtime")
+def framework_runtime_mismatch(ctx: Context) -> Iterable:
+    """What it does:
+    Compares the CUDA / HIP version the framework was built with (torch's ``version.cuda`` /
+    ``version.hip``) with the version of the runtime library the dynamic loader will really give it
+    (``libcudart.so.N`` / ``libamdhip64.so.N`` as resolved through RPATH, LD_LIBRARY_PATH, RUNPATH
+    and the ldconfig cache).  CUDA: another major release is an error, an older minor of the same
+    major a warning.  HIP: another major.minor is an error.
+
+    Why is this bad?
+    The framework calls the runtime it was built against: an older or other-major runtime lacks
+    symbols or behaves differently ("undefined symbol: cudaGetDriverEntryPointByVersion",
+    "hipErrorInvalidImage", wrong-ABI crashes).  The usual cause is LD_LIBRARY_PATH pointing at
+    another toolkit, or a conda package shadowing the wheel's copy.
+
+    Example:
+    torch 2.11.0+cu130 resolving libcudart.so.13 to pip nvidia-cuda-runtime 13.0.96: passes.  torch
+    +rocm6.2 with LD_LIBRARY_PATH=/opt/rocm-6.0/lib loading libamdhip64.so.6.0: fires.
+
+    Fix:
+    Remove the other toolkit from LD_LIBRARY_PATH (or unset it), or reinstall the framework so it
+    carries its own runtime; the finding names the directory the loader took it from.
+
+    References:
+    https://docs.nvidia.com/deploy/cuda-compatibility/index.html
+    https://man7.org/linux/man-pages/man8/ld.so.8.html
+    """
+    builds = [b for b in _gpu_builds(ctx) if b.get("name") == "torch"]
+    if not builds:
+        yield Skip("no GPU torch build installed")
+        return
+    for b in builds:
+        variant = b.get("variant")
+        built = b.get("cuda") if variant == "cuda" else b.get("hip")
+        want = _nums(built, 2)
+        lib = _runtime_lib(ctx, variant)
+        if want is None:
+            yield Unknown(f"{_label(b)}: the {variant.upper()} version it was built with is not known")
+            continue
+        if lib is None:
+            yield Unknown(f"{_label(b)}: which {'libcudart' if variant == 'cuda' else 'libamdhip64'} it loads "
+                          f"is not known")
+            continue
+        have = _nums(lib.get("version"), 2)
+        if have is None:
+            yield Unknown(f"the version of {lib.get('path')} is not known")
+            continue
+        via = _via(ctx, lib.get("path"))
+        evidence = [ev(b, f"{_label(b)} built with {variant.upper()} {built}"),
+                    ev(lib, f"loads {lib.get('path')} ({lib.get('version')}, {lib.get('origin')}"
+                            + (f", via {via}" if via else "") + ")")]
+        fixes = [fix("Unset LD_LIBRARY_PATH (or drop the other toolkit's directory from it) so the framework "
+                     "loads the runtime it ships with", command="unset LD_LIBRARY_PATH", safe=True)] \
+            if via == "ld_library_path" else \
+            [fix(f"Install a {b.get('name')} build for {variant.upper()} {'.'.join(map(str, have))}, or remove "
+                 f"the stray runtime at {lib.get('path')}", safe=True)]
+        rt = "CUDA" if variant == "cuda" else "HIP"
+        if variant == "cuda":
+            if have[0] != want[0]:
+                yield Fail(f"{_label(b)} is built for CUDA {built} but will load CUDA runtime "
+                           f"{lib.get('version')} from {lib.get('path')}" + (f" (via {via})" if via else ""),
+                           why="A CUDA runtime of another major release is not ABI compatible with the build.",
+                           evidence=evidence, fixes=fixes)
+            elif len(have) > 1 and len(want) > 1 and have[1] < want[1]:
+                yield Fail(f"{_label(b)} is built for CUDA {built} but will load the older CUDA runtime "
+                           f"{lib.get('version')} from {lib.get('path')}",
+                           why="A runtime older than the build's minor release may lack functions the build calls.",
+                           evidence=evidence, fixes=fixes, severity=Severity.WARNING)
+            else:
+                yield Pass(f"{_label(b)} (CUDA {built}) loads CUDA runtime {lib.get('version')}", evidence)
+        else:
+            if have[:2] != want[:2]:
+                yield Fail(f"{_label(b)} is built for HIP {built} but will load {rt} runtime "
+                           f"{lib.get('version')} from {lib.get('path')}" + (f" (via {via})" if via else ""),
+                           why="HIP has no cross-release compatibility: the build needs the HIP runtime it was "
+                               "built with.",
+                           evidence=evidence, fixes=fixes)
+            else:
+                yield Pass(f"{_label(b)} (HIP {built}) loads HIP runtime {lib.get('version')}", evidence)
+
+
+@check(code="BLD047", name="framework-runtime-differs-from-system", severity="info",
+       tables=("framework_builds", "runtimes"), cause="runtime-mismatch", component="runtime")
+def framework_vs_system_runtime(ctx: Context) -> Iterable:
+    """What it does:
+    Compares the framework's CUDA / HIP version with the system's CUDA toolkit / ROCm release
+    (``runtimes``: cuda-toolkit, cuda-runtime, rocm, hip-runtime of origin system) and, when they
+    differ, says which one the framework really uses: the runtime in the pip wheels or bundled in
+    the wheel wins over the system one.  Informational.
+
+    Why is this bad?
+    Usually harmless for running the framework (it brings its own runtime), but the two disagree
+    for everything built on this machine: extensions compiled with the system nvcc/hipcc, and bug
+    reports that quote the system version instead of the one in use.
+
+    Example:
+    torch 2.7.0+cu128 (pip runtime 12.8) with /usr/local/cuda 12.4: fires, torch uses 12.8.  torch
+    2.11.0+cu130 with the CUDA 13.0 toolkit: passes.
+
+    Fix:
+    Nothing for running; to build extensions, use a toolkit of the framework's CUDA/ROCm release
+    (set CUDA_HOME / ROCM_PATH to it).
+
+    References:
+    https://pytorch.org/docs/stable/cpp_extension.html
+    https://docs.nvidia.com/deploy/cuda-compatibility/index.html
+    """
+    builds = _gpu_builds(ctx)
+    if not builds:
+        yield Skip("no GPU framework build installed")
+        return
+    rts = [r for r in ctx.facts.table("runtimes") if r.get("origin") in ("system", None, "")]
+    any_compared = False
+    for b in builds:
+        variant = b.get("variant")
+        built = b.get("cuda") if variant == "cuda" else b.get("hip")
+        want = _nums(built, 2)
+        if want is None:
+            continue
+        vendor = _vendor_of_variant(variant)
+        names = ("cuda-toolkit", "cuda-runtime") if variant == "cuda" else ("rocm", "hip-runtime")
+        mine = [r for r in rts if r.get("vendor") == vendor and r.get("name") in names and _nums(r.get("version"), 2)]
+        if not mine:
+            continue
+        any_compared = True
+        lib = _runtime_lib(ctx, variant)
+        for r in mine:
+            have = _nums(r.get("version"), 2)
+            if have == want[:len(have or ())] or have is None:
+                continue
+            if lib is not None and lib.get("origin") in ("pip", "framework-bundled", "conda"):
+                wins = (f"{b.get('name')} uses its own {lib.get('origin')} runtime {lib.get('version')} "
+                        f"({lib.get('path')})")
+            elif lib is not None:
+                wins = f"{b.get('name')} loads the system runtime {lib.get('version')} ({lib.get('path')})"
+            else:
+                wins = "which one it loads is not known"
+            yield Fail(f"{_label(b)} is built for {variant.upper()} {built}; the system {r.get('name')} is "
+                       f"{r.get('version')}: {wins}",
+                       why="Extensions built with the system toolkit and bug reports quoting it disagree with the "
+                           "runtime the framework uses.",
+                       evidence=[ev(b, f"{_label(b)}: {variant.upper()} {built}"),
+                                 ev(r, f"system {r.get('name')} {r.get('version')} {r.get('path') or ''}".strip()),
+                                 *([ev(lib, f"loaded: {lib.get('path')} {lib.get('version')}")] if lib else [])],
+                       fixes=[fix(f"To build extensions, use a {variant.upper()} {built} toolkit "
+                                  f"({'CUDA_HOME' if variant == 'cuda' else 'ROCM_PATH'})", safe=True)])
+    if not any_compared:
+        yield Skip("no system CUDA toolkit / ROCm release to compare with")
+
+
+CHECKS = [gpu_arch_not_in_build, cpu_only_build, wrong_vendor_build, prerelease_framework,
+          gpu_library_loaded_twice, gpu_library_shadowed, framework_runtime_mismatch, framework_vs_system_runtime]

@@ -1,0 +1,418 @@
+"""Cheap ELF reading: dynamic tags and the GPU code objects a library carries.
+
+Everything here seeks; nothing reads a library whole (libtorch_cuda.so is ~456 MB).  What is read:
+
+* the ELF header and section headers (pyelftools), the dynamic section and the strings it names
+  (DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH);
+* CUDA: the ``.nv_fatbin`` section, walked container by container and entry by entry.  Only the
+  16-byte container headers and the 64-byte entry headers are read; payloads are skipped by their
+  sizes.  Container header: ``u32 magic 0xBA55ED50, u16 version, u16 header size, u64 size of the
+  entries that follow``.  Entry header: ``u16 kind (1 PTX, 2 ELF cubin), u16, u32 header size,
+  u64 payload size, ..., u32 sm arch at +28, u64 flags at +40``.  Flag bit 0x100000 marks an
+  arch-specific ``a`` target (sm_90a), 0x200000 a family-specific ``f`` target (sm_100f) -- learned
+  by compiling a kernel with nvcc 13.0 for each of these targets and reading the headers back;
+* HIP: the ``.hip_fatbin`` section, a sequence of ``__CLANG_OFFLOAD_BUNDLE__`` bundles
+  (``u64 count`` then ``u64 offset, u64 size, u64 id length, id`` per entry) whose entry ids name the
+  targets (``hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-``).  Compressed bundles (``CCOB``, clang
+  ``--offload-compress``) are decompressed only as far as the bundle header (zlib; zstd when a zstd
+  module is importable).
+
+Results are cached in memory by (path, size, mtime).
+"""
+from __future__ import annotations
+
+import re
+import struct
+import threading
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Callable
+
+FATBIN_MAGIC = 0xBA55ED50
+FATBIN_KIND_PTX = 1
+FATBIN_KIND_ELF = 2
+FATBIN_KIND_ELF_ALT = 0x10
+FLAG_ARCH_SPECIFIC = 0x100000  # sm_90a
+FLAG_FAMILY_SPECIFIC = 0x200000  # sm_100f
+BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
+CCOB_MAGIC = b"CCOB"
+
+# A target counts as a full build target when it appears in at least this share of the entries of
+# the most common target.  torch 2.11.0+cu130 on the H200: sm_75/80/86/90/100/120 appear in 444
+# containers each (the TORCH_CUDA_ARCH_LIST of the build); sm_100a/sm_103a in 59, sm_90a in 4,
+# sm_89/sm_120a/sm_121a in 1 (a few kernels -- FlashAttention, CUTLASS -- built for extra targets).
+FULL_TARGET_SHARE = 0.5
+
+MAX_CONTAINERS = 200_000  # a sanity bound on a corrupt section
+_GAP_SCAN = 64 * 1024  # bytes scanned for the next container when containers are padded
+
+
+class ElfError(Exception):
+    """Not an ELF file, or a malformed one."""
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    offset: int
+    size: int
+    type: str
+
+
+@dataclass(frozen=True)
+class ElfInfo:
+    path: str
+    elfclass: int  # 32 | 64
+    machine: str  # EM_X86_64, EM_AARCH64, ...
+    soname: str | None
+    needed: tuple[str, ...]
+    rpath: tuple[str, ...] | None  # DT_RPATH entries, None when absent
+    runpath: tuple[str, ...] | None  # DT_RUNPATH entries, None when absent
+    sections: dict[str, Section] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CodeObjects:
+    """GPU code objects found in a library: counts per target name, and what was walked."""
+
+    kind: str  # cuda-fatbin | hip-offload-bundle | none
+    counts: Counter  # target name -> number of entries ('sm_90', 'compute_90', 'sm_90a', 'gfx90a')
+    containers: int = 0
+    entries: int = 0
+    ids: tuple[str, ...] = ()  # HIP: full bundle entry ids (with feature suffixes)
+    note: str = ""  # a partial read, an unsupported compression, ...
+
+    def split(self, share: float = FULL_TARGET_SHARE) -> tuple[list[str], dict[str, int]]:
+        return split_targets(self.counts, share)
+
+
+# -- ELF headers -------------------------------------------------------------------------------------
+def read_elf_info(fh: BinaryIO, path: str = "") -> ElfInfo:
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        elf = ELFFile(fh)
+        sections: dict[str, Section] = {}
+        needed: list[str] = []
+        soname = None
+        rpath: list[str] | None = None
+        runpath: list[str] | None = None
+        for sec in elf.iter_sections():
+            sections.setdefault(sec.name, Section(sec.name, sec["sh_offset"], sec["sh_size"], sec["sh_type"]))
+            if isinstance(sec, DynamicSection) and sec["sh_type"] == "SHT_DYNAMIC":
+                for tag in sec.iter_tags():
+                    t = tag.entry.d_tag
+                    if t == "DT_NEEDED":
+                        needed.append(tag.needed)
+                    elif t == "DT_SONAME":
+                        soname = tag.soname
+                    elif t == "DT_RPATH":
+                        rpath = (rpath or []) + [p for p in tag.rpath.split(":")]
+                    elif t == "DT_RUNPATH":
+                        runpath = (runpath or []) + [p for p in tag.runpath.split(":")]
+        return ElfInfo(path, elf.elfclass, elf["e_machine"], soname, tuple(needed),
+                       tuple(rpath) if rpath is not None else None,
+                       tuple(runpath) if runpath is not None else None, sections)
+    except (ELFError, struct.error, ValueError, KeyError, AttributeError) as exc:
+        raise ElfError(f"{path or 'file'}: not a readable ELF file ({exc})") from None
+
+
+# -- CUDA fatbin ---------------------------------------------------------------------------------------
+def fatbin_target_name(kind: int, arch: int, flags: int) -> str | None:
+    suffix = "a" if flags & FLAG_ARCH_SPECIFIC else ("f" if flags & FLAG_FAMILY_SPECIFIC else "")
+    if kind == FATBIN_KIND_PTX:
+        return f"compute_{arch}{suffix}"
+    if kind in (FATBIN_KIND_ELF, FATBIN_KIND_ELF_ALT):
+        return f"sm_{arch}{suffix}"
+    return None
+
+
+def walk_fatbin(read: Callable[[int, int], bytes], start: int, size: int) -> CodeObjects:
+    """Walk the fatbin containers in ``[start, start+size)`` reading only headers.
+
+    ``read(offset, n)`` returns up to n bytes at an absolute offset (a file seek+read).
+    """
+    counts: Counter = Counter()
+    containers = entries = 0
+    end = start + size
+    pos = start
+    note = ""
+    while pos + 16 <= end and containers < MAX_CONTAINERS:
+        head = read(pos, 16)
+        if len(head) < 16:
+            break
+        magic, _version, hsize, fsize = struct.unpack_from("<IHHQ", head)
+        if magic != FATBIN_MAGIC:
+            nxt = _find_magic(read, pos, end)
+            if nxt is None:
+                break
+            pos = nxt
+            continue
+        containers += 1
+        cend = pos + hsize + fsize
+        if cend > end:
+            note = "truncated fatbin container"
+            cend = end
+        p = pos + hsize
+        while p + 48 <= cend:
+            eh = read(p, 48)
+            if len(eh) < 48:
+                break
+            kind, _u, ehsize, psize = struct.unpack_from("<HHIQ", eh)
+            arch = struct.unpack_from("<I", eh, 28)[0]
+            flags = struct.unpack_from("<Q", eh, 40)[0]
+            if ehsize < 48 or ehsize > 4096:
+                note = "malformed fatbin entry header"
+                break
+            name = fatbin_target_name(kind, arch, flags)
+            if name:
+                counts[name] += 1
+                entries += 1
+            p += ehsize + psize
+        pos = max(cend, pos + 16)
+    return CodeObjects("cuda-fatbin", counts, containers, entries, note=note)
+
+
+def _find_magic(read: Callable[[int, int], bytes], pos: int, end: int) -> int | None:
+    """The next 8-byte aligned container magic after ``pos`` (containers may be padded)."""
+    needle = struct.pack("<I", FATBIN_MAGIC)
+    scanned = 0
+    p = pos
+    while p < end and scanned < 16 * _GAP_SCAN:
+        chunk = read(p, min(_GAP_SCAN, end - p))
+        if not chunk:
+            return None
+        i = chunk.find(needle, 1 if p == pos else 0)
+        if i != -1:
+            return p + i
+        p += max(1, len(chunk) - 3)
+        scanned += len(chunk)
+    return None
+
+
+# -- HIP offload bundles ------------------------------------------------------------------------------
+_GFX_ID = re.compile(r"(gfx[0-9a-f]{3,5})((?::[a-z0-9_-]+[+-])*)", re.I)
+
+
+def hip_target_of_id(bundle_id: str) -> str | None:
+    """'hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-' -> 'gfx90a'; host entries -> None."""
+    if "amdgcn" not in bundle_id:
+        return None
+    m = _GFX_ID.search(bundle_id)
+    return m.group(1).lower() if m else None
+
+
+def parse_bundle_header(data: bytes) -> list[str] | None:
+    """Entry ids of one uncompressed bundle that starts ``data``; None if it is not a bundle."""
+    if not data.startswith(BUNDLE_MAGIC):
+        return None
+    p = len(BUNDLE_MAGIC)
+    if p + 8 > len(data):
+        return None
+    (n,) = struct.unpack_from("<Q", data, p)
+    p += 8
+    ids: list[str] = []
+    for _ in range(min(n, 4096)):
+        if p + 24 > len(data):
+            break
+        _off, _size, idlen = struct.unpack_from("<QQQ", data, p)
+        p += 24
+        if idlen > 4096 or p + idlen > len(data):
+            break
+        ids.append(data[p:p + idlen].decode("ascii", "replace"))
+        p += idlen
+    return ids
+
+
+def _bundle_total(data: bytes) -> int:
+    """The end of an uncompressed bundle (max offset+size of its entries)."""
+    p = len(BUNDLE_MAGIC)
+    (n,) = struct.unpack_from("<Q", data, p)
+    p += 8
+    end = 0
+    for _ in range(min(n, 4096)):
+        if p + 24 > len(data):
+            break
+        off, size, idlen = struct.unpack_from("<QQQ", data, p)
+        end = max(end, off + size)
+        p += 24 + idlen
+    return end
+
+
+def _decompress_head(method: int, payload: bytes, want: int = 1 << 16) -> bytes | None:
+    if method == 0:  # zlib
+        try:
+            return zlib.decompressobj().decompress(payload, want)
+        except zlib.error:
+            return None
+    if method == 1:  # zstd
+        try:
+            from compression import zstd  # type: ignore[import-not-found]  # Python 3.14+
+
+            d = zstd.ZstdDecompressor()
+            return d.decompress(payload, max_length=want)
+        except ImportError:
+            pass
+        except Exception:
+            return None
+        try:
+            import zstandard  # type: ignore[import-not-found]
+
+            return zstandard.ZstdDecompressor().decompressobj().decompress(payload)[:want]
+        except ImportError:
+            return None
+        except Exception:
+            return None
+    return None
+
+
+def walk_offload_bundles(read: Callable[[int, int], bytes], start: int, size: int) -> CodeObjects:
+    counts: Counter = Counter()
+    ids: list[str] = []
+    bundles = 0
+    notes: set[str] = set()
+    end = start + size
+    pos = start
+    while pos + 24 <= end and bundles < MAX_CONTAINERS:
+        head = read(pos, min(64 * 1024, end - pos))
+        if head.startswith(BUNDLE_MAGIC):
+            got = parse_bundle_header(head)
+            if got is None:
+                break
+            bundles += 1
+            for i in got:
+                ids.append(i)
+                t = hip_target_of_id(i)
+                if t:
+                    counts[t] += 1
+            total = _bundle_total(head)
+            nxt = pos + max(total, 1)
+        elif head.startswith(CCOB_MAGIC) and len(head) >= 24:
+            version, method = struct.unpack_from("<HH", head, 4)
+            if version >= 3:
+                total, _usize = struct.unpack_from("<QQ", head, 8)
+                hdr = 8 + 16 + 8
+            elif version == 2:
+                total, _usize = struct.unpack_from("<II", head, 8)
+                hdr = 8 + 8 + 8
+            else:
+                total, hdr = 0, 8 + 4 + 8
+            bundles += 1
+            payload = read(pos + hdr, min(1 << 20, (total - hdr) if total > hdr else 1 << 20))
+            inner = _decompress_head(method, payload)
+            got = parse_bundle_header(inner) if inner else None
+            if got is None:
+                notes.add("compressed offload bundle (zstd) could not be read: no zstd module"
+                          if method == 1 else "compressed offload bundle could not be read")
+            else:
+                for i in got:
+                    ids.append(i)
+                    t = hip_target_of_id(i)
+                    if t:
+                        counts[t] += 1
+            if not total:  # version 1 gives no total size: cannot walk further
+                notes.add("compressed bundle v1: only the first bundle was read")
+                break
+            nxt = pos + total
+        else:
+            # bundles are padded (4096-byte aligned in .hip_fatbin): find the next magic
+            i1, i2 = head.find(BUNDLE_MAGIC, 1), head.find(CCOB_MAGIC, 1)
+            cands = [i for i in (i1, i2) if i > 0]
+            if cands:
+                nxt = pos + min(cands)
+            elif len(head) < 64 * 1024:
+                break
+            else:
+                nxt = pos + len(head) - len(BUNDLE_MAGIC)
+        pos = nxt
+    return CodeObjects("hip-offload-bundle", counts, bundles, sum(counts.values()), tuple(ids),
+                       note="; ".join(sorted(notes)))
+
+
+# -- target selection ---------------------------------------------------------------------------------
+def _target_key(name: str) -> tuple[int, int, str]:
+    m = re.match(r"(sm|compute)_(\d+)([a-z]?)$", name)
+    if m:
+        return (0 if m.group(1) == "sm" else 1, int(m.group(2)), m.group(3))
+    m = re.match(r"gfx([0-9a-f]+)$", name)
+    if m:
+        return (2, int(m.group(1), 16), "")
+    return (3, 0, name)
+
+
+def split_targets(counts: Counter, share: float = FULL_TARGET_SHARE) -> tuple[list[str], dict[str, int]]:
+    """Full targets (present in at least ``share`` of the entries of the most common target of the
+    same kind -- cubins and PTX are judged separately) and the partial ones with their counts."""
+    full: list[str] = []
+    partial: dict[str, int] = {}
+    by_kind: dict[str, int] = {}
+    for name, n in counts.items():
+        kind = name.split("_")[0] if "_" in name else "gfx"
+        by_kind[kind] = max(by_kind.get(kind, 0), n)
+    for name in sorted(counts, key=_target_key):
+        n = counts[name]
+        kind = name.split("_")[0] if "_" in name else "gfx"
+        if n >= share * by_kind[kind]:
+            full.append(name)
+        else:
+            partial[name] = n
+    return full, partial
+
+
+# -- file-level entry points with a cache -------------------------------------------------------------
+_CACHE: dict[tuple[str, str, int, float], Any] = {}
+_LOCK = threading.Lock()
+
+
+def _cached(system: Any, path: str, what: str, compute: Callable[[], Any]) -> Any:
+    st = system.stat(path)
+    key = (what, path, st.size if st else -1, st.mtime if st else -1.0)
+    with _LOCK:
+        if key in _CACHE:
+            return _CACHE[key]
+    val = compute()
+    with _LOCK:
+        if len(_CACHE) > 512:
+            _CACHE.clear()
+        _CACHE[key] = val
+    return val
+
+
+def clear_cache() -> None:
+    with _LOCK:
+        _CACHE.clear()
+
+
+def elf_info(system: Any, path: str) -> ElfInfo:
+    """The ELF header facts of ``path`` (raises ElfError / OSError)."""
+
+    def compute() -> ElfInfo:
+        with system.open_binary(path) as fh:
+            return read_elf_info(fh, path)
+
+    return _cached(system, path, "info", compute)
+
+
+def code_objects(system: Any, path: str) -> CodeObjects:
+    """The GPU code objects of ``path``: CUDA fatbin or HIP offload bundles (raises ElfError/OSError)."""
+
+    def compute() -> CodeObjects:
+        with system.open_binary(path) as fh:
+            info = read_elf_info(fh, path)
+
+            def read(off: int, n: int) -> bytes:
+                fh.seek(off)
+                return fh.read(n)
+
+            sec = info.sections.get(".nv_fatbin")
+            if sec is not None and sec.type != "SHT_NOBITS" and sec.size:
+                return walk_fatbin(read, sec.offset, sec.size)
+            sec = info.sections.get(".hip_fatbin")
+            if sec is not None and sec.type != "SHT_NOBITS" and sec.size:
+                return walk_offload_bundles(read, sec.offset, sec.size)
+            return CodeObjects("none", Counter())
+
+    return _cached(system, path, "code", compute)
