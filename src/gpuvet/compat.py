@@ -122,8 +122,18 @@ def build_facts(desc: Description, kb: Any) -> tuple[Facts, list[str]]:
         torch_version = f"{base}+{tag}" if tag else base
         pre = q.parse_version(base)
         channel = "nightly" if pre is not None and pre.is_devrelease else "prerelease" if pre is not None and pre.is_prerelease else "stable"
+        # the official wheel line's targets stand in for the ELF target list a live probe reads, so the
+        # build rules (BLD040) judge a described GPU exactly as they judge a real one
+        targets: list[str] = []
+        targets_source = ""
+        if variant is not None and variant.arch is not None:
+            targets = list(variant.arch) + [f"compute_{p[3:]}" for p in variant.ptx]
+            targets_source = (f"KB torch_releases: official torch {release.version} {variant.name} wheel line "
+                              f"({variant.source})")
+        elif variant is not None and variant.kind in ("cuda", "rocm"):
+            gaps.append(f"the KB has no verified arch list for torch {release.version} {variant.name}")
         facts.add([row("framework_builds", SOURCE, name="torch", version=torch_version, cuda=cuda, hip=hip,
-                       debug=False, git_version="", channel=channel, targets=[], targets_source="",
+                       debug=False, git_version="", channel=channel, targets=targets, targets_source=targets_source,
                        variant=kind or "", path="")])
         facts.add([row("packages", SOURCE, name="torch", version=torch_version, location=SOURCE, requires=[])])
     elif desc.cuda:  # no framework: the system's CUDA runtime / toolkit
@@ -206,8 +216,8 @@ def verdict(findings: Sequence[Finding], gaps: Sequence[str]) -> tuple[str, list
 
 def sources_of(findings: Sequence[Finding]) -> list[str]:
     urls: list[str] = []
-    for f in findings:
-        if not f.failed:
+    for f in sorted(findings, key=lambda f: not f.failed):
+        if f.outcome not in (Outcome.FAILED, Outcome.PASSED):
             continue
         for e in f.evidence:
             urls.extend(re.findall(r"https?://[^\s)]+", e.text))

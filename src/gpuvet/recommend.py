@@ -1,0 +1,185 @@
+"""``gpuvet recommend``: the newest torch build that works with this driver and GPU, and how to install it.
+
+Reads the machine's facts (live probes) or a described stack (the same facts ``compat`` builds) and
+walks the KB's torch_releases newest first.  A wheel line qualifies when every GPU of its vendor has
+code in its official target list, its CUDA is no newer than the NVIDIA driver supports, the Python
+(when known) is in the release's range, and the glibc (when known) satisfies its manylinux tag.  A
+line whose arch list the KB does not record is never guessed into a recommendation: it is listed
+among the skipped, with why.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuvet.checks.gpu import gpu_arch
+from gpuvet.kb import query as q
+from gpuvet.model import Facts
+
+
+@dataclass
+class Machine:
+    """What a recommendation depends on, as read from facts."""
+
+    gpus: list[tuple[str, str, str]] = field(default_factory=list)  # (vendor, arch, name)
+    unknown_gpus: list[str] = field(default_factory=list)
+    driver: str | None = None  # NVIDIA driver version
+    driver_cuda: str | None = None  # the newest CUDA it supports
+    python: str | None = None
+    glibc: str | None = None
+    torch: str | None = None  # the installed build, if any
+
+    @property
+    def vendor(self) -> str:
+        vendors = {v for v, _, _ in self.gpus}
+        return "nvidia" if "nvidia" in vendors else "amd" if "amd" in vendors else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"gpus": [{"vendor": v, "arch": a, "name": n} for v, a, n in self.gpus],
+                "unknown_gpus": self.unknown_gpus, "driver": self.driver, "driver_cuda": self.driver_cuda,
+                "python": self.python, "glibc": self.glibc, "installed_torch": self.torch}
+
+
+def machine_of(facts: Facts, kb: Any) -> Machine:
+    m = Machine()
+    for g in facts.table("gpu_devices"):
+        arch = gpu_arch(g, kb)
+        name = str(g.get("name") or arch or "GPU")
+        vendor = g.get("vendor") or ("nvidia" if (arch or "").startswith("sm_") else "amd" if arch else "")
+        if arch and vendor:
+            m.gpus.append((vendor, arch, name))
+        else:
+            m.unknown_gpus.append(name)
+    drv = facts.first("drivers", vendor="nvidia", component="user-space") or \
+        facts.first("drivers", vendor="nvidia", component="kernel-module")
+    if drv is not None and drv.get("version"):
+        m.driver = str(drv.get("version"))
+        m.driver_cuda = str(drv.get("cuda_version") or "") or q.cuda_for_driver(kb, m.driver)
+    osr = facts.first("os_info")
+    if osr is not None:
+        m.python = osr.get("python") or None
+        m.glibc = osr.get("glibc") or None
+    t = facts.first("framework_builds", name="torch")
+    if t is not None:
+        m.torch = str(t.get("version"))
+    return m
+
+
+def _variant_order(v: q.Variant) -> tuple:
+    return (q.parse_version(v.version or "0") or q.Version("0"),)
+
+
+def judge(release: q.TorchRelease, variant: q.Variant, m: Machine, kb: Any) -> list[str]:
+    """Why this wheel line does not fit the machine (empty: it fits)."""
+    why: list[str] = []
+    want_kind = {"nvidia": "cuda", "amd": "rocm"}.get(m.vendor, "cpu")
+    if variant.kind != want_kind:
+        return [f"{variant.kind} line on a {m.vendor or 'GPU-less'} machine"]
+    if variant.kind in ("cuda", "rocm"):
+        if variant.arch is None:
+            why.append("the KB has no verified arch list for this line")
+        else:
+            for vendor, arch, name in m.gpus:
+                if vendor == m.vendor and not q.runs_on(arch, variant.arch, variant.ptx):
+                    why.append(f"no code for {name} ({arch})")
+    if variant.kind == "cuda":
+        if m.driver_cuda:
+            if q.minor_of(variant.version) > q.minor_of(m.driver_cuda):
+                need = q.min_driver_for_cuda(kb, variant.version)
+                why.append(f"needs CUDA {variant.version}" + (f" (driver >= {need['min_driver_linux']})" if need else "")
+                           + f"; driver {m.driver} supports CUDA {m.driver_cuda}")
+    if m.python and release.python_min and release.python_max:
+        py = q.minor_of(m.python)
+        if not q.minor_of(release.python_min) <= py <= q.minor_of(release.python_max):
+            why.append(f"Python {m.python} is outside {release.python_min}..{release.python_max}")
+    elif m.python:
+        why.append("the KB records no Python range for this release")
+    if m.glibc and release.manylinux:
+        need = q.manylinux_glibc(kb, release.manylinux)
+        if need and q.parse_version(m.glibc) < q.parse_version(need):
+            why.append(f"glibc {m.glibc} < {need} ({release.manylinux})")
+    return why
+
+
+def install_command(release: q.TorchRelease, variant: q.Variant) -> str:
+    pkgs = [f"torch=={release.latest}"]
+    for name in ("torchvision", "torchaudio"):
+        if release.companions.get(name):
+            pkgs.append(f"{name}=={release.companions[name]}")
+    return "pip install " + " ".join(pkgs) + f" --index-url {variant.index_url}"
+
+
+def recommend(facts: Facts, kb: Any, limit: int = 5) -> dict[str, Any]:
+    """The newest fitting build, other fitting builds (newest per release), and the newer ones skipped."""
+    m = machine_of(facts, kb)
+    notes: list[str] = []
+    if m.unknown_gpus:
+        notes.append(f"architecture unknown for: {', '.join(m.unknown_gpus)} (not judged)")
+    if m.vendor == "nvidia" and not m.driver_cuda:
+        notes.append("the NVIDIA driver (or the CUDA it supports) is not known: the driver requirement is "
+                     "stated with each build instead of checked")
+    if {v for v, _, _ in m.gpus} == {"nvidia", "amd"}:
+        notes.append("both NVIDIA and AMD GPUs: recommending for the NVIDIA GPUs")
+    if m.vendor == "amd":
+        notes.append("ROCm wheels bundle their user space; the amdgpu kernel driver must still support that ROCm "
+                     "release (see the ROCm compatibility matrix)")
+    fits: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    for rel in q.torch_releases(kb):
+        for v in sorted(rel.variants, key=_variant_order, reverse=True):
+            why = judge(rel, v, m, kb)
+            if why and why[0].endswith("machine") and "line on a" in why[0]:
+                continue
+            entry: dict[str, Any] = {"torch": rel.latest, "variant": v.name, "index_url": v.index_url,
+                                     "install": install_command(rel, v), "source": v.source}
+            if v.kind == "cuda":
+                need = q.min_driver_for_cuda(kb, v.version)
+                if need:
+                    entry["min_driver_linux"] = need["min_driver_linux"]
+            if why:
+                if not fits:
+                    skipped.append({**entry, "why": why})
+                continue
+            if any(f["torch"] == rel.latest for f in fits):
+                continue  # one line per release: the newest fitting one
+            fits.append(entry)
+            if len(fits) >= limit:
+                break
+        if len(fits) >= limit:
+            break
+    installed = None
+    if m.torch:
+        rel = q.torch_release(kb, m.torch)
+        if rel is not None:
+            v = q.find_variant(rel, tag=q.local_tag(m.torch), kind="cuda" if m.vendor == "nvidia" else "")
+            if v is not None:
+                why = judge(rel, v, m, kb)
+                installed = {"torch": m.torch, "variant": v.name, "fits": not why, "why": why}
+    return {"machine": m.to_dict(), "recommendation": fits[0] if fits else None, "alternatives": fits[1:],
+            "installed": installed, "skipped_newer": skipped[:12], "notes": notes}
+
+
+def render_text(result: dict[str, Any]) -> str:
+    lines: list[str] = []
+    m = result["machine"]
+    gpus = ", ".join(f"{g['name']} ({g['arch']})" for g in m["gpus"]) or "no GPU"
+    drv = f"driver {m['driver']} (CUDA {m['driver_cuda'] or '?'})" if m["driver"] else "driver: not known"
+    lines.append(f"Machine: {gpus}; {drv}; Python {m['python'] or '?'}; glibc {m['glibc'] or '?'}")
+    rec = result["recommendation"]
+    if rec is None:
+        lines.append("No torch build in the knowledge base is known to work here.")
+    else:
+        lines.append(f"Recommended: torch {rec['torch']} ({rec['variant']})")
+        lines.append(f"  {rec['install']}")
+        lines.append(f"  source: {rec['source']}")
+    for alt in result["alternatives"]:
+        lines.append(f"Also works: torch {alt['torch']} ({alt['variant']}): {alt['install']}")
+    inst = result.get("installed")
+    if inst:
+        state = "works with this machine" if inst["fits"] else "does not fit: " + "; ".join(inst["why"])
+        lines.append(f"Installed: torch {inst['torch']} ({inst['variant']}) {state}")
+    for s in result["skipped_newer"][:6]:
+        lines.append(f"Skipped newer: torch {s['torch']} ({s['variant']}): {'; '.join(s['why'])}")
+    for n in result["notes"]:
+        lines.append(f"Note: {n}")
+    return "\n".join(lines) + "\n"
