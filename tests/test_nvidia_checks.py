@@ -276,3 +276,39 @@ def test_cuda_toolkits_content():
     drivers = [Version(e["min_driver_linux"]) for e in ordered]
     assert drivers == sorted(drivers)
     assert all(e["source"].startswith("https://docs.nvidia.com/") for e in entries)
+
+
+# ---------------------------------------------------------------------------------------------------
+# builds that name only a CUDA major (jaxlib's cuda13 plugin, as the H200's gpuvet check shows)
+
+def test_major_only_build_cuda():
+    jax = row("framework_builds", "t", name="jaxlib", version="0.11.2", cuda="13", variant="cuda")
+    assert outcome(C.driver_too_old_for_framework, facts(user("580.159.04", "13.0"), jax)) == [PASSED]
+    assert outcome(C.driver_too_old_for_framework, facts(user("575.57.08", "12.9"), jax)) == [FAILED_ERR]
+    assert outcome(C.nvcc_differs_from_framework, facts(nvcc("13.0", "13.0.88"), jax)) == [PASSED]
+    assert outcome(C.nvcc_differs_from_framework, facts(nvcc("12.8"), jax)) == [FAILED_ERR]
+    # a major-only build does not change how the next build is judged
+    found = outcome(C.nvcc_differs_from_framework, facts(nvcc("12.6"), row("framework_builds", "t", name="jaxlib",
+                                                                               version="0.5", cuda="12"), torch("12.4")))
+    assert found == [FAILED_WARN]
+
+
+def test_h200_gpuvet_check_json_capture():
+    """`gpuvet check --format json` run on the real H200: the NVIDIA facts and the NVIDIA checks."""
+    doc = json.loads(fixture_text("nvidia/h200-device/gpuvet-check.json"))
+    fx = doc["facts"]
+    assert {(d["component"], d["version"]) for d in fx["drivers"]} == {("user-space", "580.159.04"),
+                                                                      ("kernel-module", "580.159.04")}
+    assert [d.get("cuda_version") for d in fx["drivers"] if d["component"] == "user-space"] == ["13.0"]
+    [gpu] = fx["gpu_devices"]
+    assert (gpu["name"], gpu["arch"], gpu["memory_mib"], gpu["source"]) == ("NVIDIA H200", "sm_90", 143771, "NVML")
+    assert [c["version"] for c in fx["compilers"] if c["name"] == "nvcc"] == ["13.0.88"]
+    torch_row = next(b for b in fx["framework_builds"] if b["name"] == "torch")
+    assert torch_row["cuda"] == "13.0" and "sm_90" in torch_row["targets"]
+    got = {f["code"]: f["outcome"] for f in doc["findings"] if f["code"] in {c.code for c in C.CHECKS}}
+    assert got == {c.code: "passed" for c in C.CHECKS}
+    # and the same facts, re-read, pass the checks of this tree
+    rows = [row(t, d.pop("source"), **d) for t in ("drivers", "gpu_devices", "compilers", "runtimes", "framework_builds")
+            for d in (dict(x) for x in fx.get(t, []))]
+    found = run_checks(facts(*rows, probed=("runtimes",)), C.CHECKS, KB.load())
+    assert {x.code: x.outcome for x in found} == {c.code: Outcome.PASSED for c in C.CHECKS}

@@ -38,6 +38,16 @@ def _mm(text: Any) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def _build_cuda(text: Any) -> tuple[tuple[int, int], bool] | None:
+    """A framework build's CUDA: ('12.4' -> ((12, 4), False)); a major alone, as jaxlib's CUDA
+    plugins name it ('13' -> ((13, 0), True)); None when the build has no CUDA."""
+    mm = _mm(text)
+    if mm:
+        return mm, False
+    m = re.fullmatch(r"\s*(?:cuda\s*)?(\d{1,2})\s*", str(text or ""), re.I)
+    return ((int(m.group(1)), 0), True) if m else None
+
+
 def _fmt(mm: tuple[int, int]) -> str:
     return f"{mm[0]}.{mm[1]}"
 
@@ -221,7 +231,7 @@ def driver_too_old_for_framework(ctx: Context):
     https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#cuda-driver
     https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html
     """
-    builds = [r for r in ctx.facts.table("framework_builds") if _mm(r.get("cuda"))]
+    builds = [r for r in ctx.facts.table("framework_builds") if _build_cuda(r.get("cuda"))]
     if not builds:
         yield Skip("no framework build made for CUDA is installed")
         return
@@ -229,7 +239,7 @@ def driver_too_old_for_framework(ctx: Context):
         yield Unknown("the knowledge base has no cuda_toolkits table")
         return
     for b in builds:
-        need = _mm(b.get("cuda"))
+        need = _build_cuda(b.get("cuda"))[0]  # type: ignore[index]  # "13" (a major alone) needs 13.0
         name = f"{b.get('name', 'framework')} {b.get('version', '')}".strip()
 
         def alt(have: tuple[int, int], name=b.get("name", "the framework")):
@@ -327,7 +337,7 @@ def nvcc_differs_from_framework(ctx: Context):
     https://docs.nvidia.com/deploy/cuda-compatibility/index.html
     """
     nvccs = [r for r in ctx.facts.table("compilers") if r.get("name") == "nvcc" and _mm(r.get("cuda_version"))]
-    builds = [r for r in ctx.facts.table("framework_builds") if _mm(r.get("cuda"))]
+    builds = [r for r in ctx.facts.table("framework_builds") if _build_cuda(r.get("cuda"))]
     if not nvccs:
         yield Skip("no nvcc found")
         return
@@ -335,27 +345,30 @@ def nvcc_differs_from_framework(ctx: Context):
         yield Skip("no framework build made for CUDA is installed")
         return
     nv = nvccs[0]
-    have = _mm(nv.get("cuda_version"))
+    have: tuple[int, int] = _mm(nv.get("cuda_version"))  # type: ignore[assignment]
     where = f" at {nv.get('path')}" if nv.get("path") else ""
     for b in builds:
-        need = _mm(b.get("cuda"))
+        need, major_only = _build_cuda(b.get("cuda"))  # type: ignore[misc]
         name = f"{b.get('name', 'framework')} {b.get('version', '')}".strip()
+        built = f"CUDA {b.get('cuda')}" if major_only else f"CUDA {_fmt(need)}"
         evidence = [ev(nv, f"nvcc{where}: CUDA {nv.get('cuda_version')} ({nv.get('version')})"),
                     ev(b, f"{name} built with CUDA {b.get('cuda')}")]
-        if have == need:
-            yield Pass(f"nvcc CUDA {_fmt(have)} matches {name}", evidence)  # type: ignore[arg-type]
+        # a build that names only its CUDA major (jaxlib's cuda13 plugin) is judged on the major alone
+        same = have[0] == need[0] if major_only else have == need
+        if same:
+            yield Pass(f"nvcc CUDA {_fmt(have)} matches {name} ({built})", evidence)
             continue
-        fixes = [fix(f"Install the CUDA {_fmt(need)} toolkit and set CUDA_HOME (and PATH) to it before building "  # type: ignore[arg-type]
-                     "extensions", root=True),
-                 fix(f"Or install a {b.get('name', 'framework')} build made for CUDA {_fmt(have)}", safe=True)]  # type: ignore[arg-type]
-        if have[0] != need[0]:  # type: ignore[index]
-            yield Fail(f"nvcc{where} is CUDA {_fmt(have)} but {name} was built with CUDA {_fmt(need)}: "  # type: ignore[arg-type]
+        fixes = [fix(f"Install a CUDA {b.get('cuda') if major_only else _fmt(need)} toolkit and set CUDA_HOME "
+                     "(and PATH) to it before building extensions", root=True),
+                 fix(f"Or install a {b.get('name', 'framework')} build made for CUDA {_fmt(have)}", safe=True)]
+        if have[0] != need[0]:
+            yield Fail(f"nvcc{where} is CUDA {_fmt(have)} but {name} was built with {built}: "
                        "a different CUDA major release, so CUDA extensions will not build or will not load",
                        why="torch.utils.cpp_extension refuses a CUDA major different from the framework's; an "
                            "extension built against another major links another CUDA runtime.",
                        evidence=evidence, fixes=fixes)
         else:
-            yield Fail(f"nvcc{where} is CUDA {_fmt(have)} but {name} was built with CUDA {_fmt(need)} "  # type: ignore[arg-type]
+            yield Fail(f"nvcc{where} is CUDA {_fmt(have)} but {name} was built with {built} "
                        "(same major, different minor)",
                        why="Extensions usually build and load across CUDA minor releases, but PTX, headers and "
                            "library symbols can differ; torch warns about it.",
