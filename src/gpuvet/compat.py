@@ -232,7 +232,10 @@ def evaluate(desc: Description, kb: Any, checks: Sequence[Any] | None = None, po
 
     facts, gaps = build_facts(desc, kb)
     findings = run_checks(facts, list(checks) if checks is not None else all_checks(), kb, policy, {"live": False})
-    report = build_report("compat", facts, findings, kb)
+    # rules about layers the description does not mention (device nodes, containers ...) say nothing
+    # about it: they are left out of the report rather than shown as "could not check"
+    relevant = [f for f in findings if not (f.outcome is Outcome.UNKNOWN and f.title.startswith(NOT_COLLECTED))]
+    report = build_report("compat", facts, relevant, kb, not_described=len(findings) - len(relevant))
     v, why = verdict(report.findings, gaps)
     report.extra = {"verdict": v, "verdict_reasons": why, "described": desc.to_dict(),
                     "sources": sources_of(report.findings)}
