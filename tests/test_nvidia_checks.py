@@ -306,9 +306,40 @@ def test_h200_gpuvet_check_json_capture():
     torch_row = next(b for b in fx["framework_builds"] if b["name"] == "torch")
     assert torch_row["cuda"] == "13.0" and "sm_90" in torch_row["targets"]
     got = {f["code"]: f["outcome"] for f in doc["findings"] if f["code"] in {c.code for c in C.CHECKS}}
-    assert got == {c.code: "passed" for c in C.CHECKS}
+    assert got == {code: "passed" for code in ("DRV001", "DRV002", "EXT003", "DRV004", "DRV005")}  # the checks of that day
     # and the same facts, re-read, pass the checks of this tree
     rows = [row(t, d.pop("source"), **d) for t in ("drivers", "gpu_devices", "compilers", "runtimes", "framework_builds")
             for d in (dict(x) for x in fx.get(t, []))]
     found = run_checks(facts(*rows, probed=("runtimes",)), C.CHECKS, KB.load())
     assert {x.code: x.outcome for x in found} == {c.code: Outcome.PASSED for c in C.CHECKS}
+
+
+# ---------------------------------------------------------------------------------------------------
+# EXT006 nvcc vs the GPU's architecture
+
+def ngpu(name, cc=None, index=0):
+    vals = {"vendor": "nvidia", "index": index, "name": name}
+    if cc:
+        vals.update(compute_capability=cc, arch="sm_" + cc.replace(".", ""))
+    return row("gpu_devices", "nvidia-smi", **vals)
+
+
+@pytest.mark.parametrize("tool,gpu,expect", [
+    (nvcc("13.0", "13.0.88"), ngpu("NVIDIA H200", "9.0"), PASSED),
+    (nvcc("13.0", "13.0.88"), ngpu("Tesla V100-SXM2-16GB", "7.0"), FAILED_ERR),
+    (nvcc("13.1"), ngpu("NVIDIA GeForce GTX 1080", "6.1"), FAILED_ERR),
+    (nvcc("13.0"), ngpu("NVIDIA T4", "7.5"), PASSED),
+    (nvcc("13.0"), ngpu("NVIDIA RTX PRO 6000 Blackwell", "12.0"), PASSED),
+    (nvcc("12.8"), ngpu("Tesla V100-SXM2-16GB", "7.0"), SKIPPED),   # no floor recorded for 12.x
+])
+def test_ext006(tool, gpu, expect):
+    assert outcome(C.nvcc_cannot_target_gpu, facts(tool, gpu)) == [expect]
+
+
+def test_ext006_skips_and_unknown():
+    assert outcome(C.nvcc_cannot_target_gpu, facts(nvcc("13.0"), probed=("gpu_devices",))) == [SKIPPED]
+    assert outcome(C.nvcc_cannot_target_gpu, facts(ngpu("NVIDIA H200", "9.0"), probed=("compilers",))) == [SKIPPED]
+    # a GPU whose architecture nothing tells (no compute capability, name unknown to the KB)
+    assert outcome(C.nvcc_cannot_target_gpu, facts(nvcc("13.0"), ngpu("Mystery GPU"))) == [UNKNOWN]
+    [f] = run(C.nvcc_cannot_target_gpu, facts(nvcc("13.0"), ngpu("Tesla V100-SXM2-16GB", "7.0")))
+    assert f.cause == "gpu-arch-unsupported" and "sm_70" in f.title

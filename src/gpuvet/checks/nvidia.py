@@ -13,6 +13,7 @@ from packaging.version import InvalidVersion, Version
 from gpuvet.model import Row, Severity
 
 from .base import Context, Fail, Pass, Result, Skip, Unknown, check, ev, fix
+from .gpu import gpu_arch
 
 NVIDIA_PROBES = ("nvidia-driver", "nvidia-kernel-module")
 _NUM = re.compile(r"(\d+(?:\.\d+)*)")
@@ -521,5 +522,76 @@ def driver_not_responding(ctx: Context):
                why="With the driver unreachable no CUDA program can use the GPU.", evidence=evidence, fixes=fixes)
 
 
+def _cc_of(arch: str | None) -> tuple[int, int] | None:
+    """'sm_70' -> (7, 0); 'sm_90a' -> (9, 0); 'sm_120' -> (12, 0)."""
+    m = re.fullmatch(r"sm_(\d+?)(\d)[a-z]?", arch or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+@check(code="EXT006", name="nvcc-cannot-target-gpu", severity="error",
+       tables=("compilers", "gpu_devices"), cause="gpu-arch-unsupported", component="extension")
+def nvcc_cannot_target_gpu(ctx: Context):
+    """What it does:
+    Compares each NVIDIA GPU's compute capability with the oldest architecture the installed nvcc
+    can still compile for (the knowledge base's ``min_compute_capability`` of the toolkit release:
+    CUDA 13.x starts at Turing, 7.5).
+
+    Why is this bad?
+    CUDA 13.0 removed offline compilation and library support for Maxwell, Pascal and Volta: nvcc
+    13 cannot build CUDA extensions or kernels for a V100 (sm_70), a P100 (sm_60) or a GTX 1080
+    (sm_61) ("nvcc fatal : Unsupported gpu architecture 'compute_70'"), and the CUDA 13 math
+    libraries carry no code for them.  Building flash-attn, apex or your own extension for such a
+    GPU with CUDA 13 fails, or builds for other GPUs only.
+
+    Example:
+    nvcc 13.0 on a Tesla V100 (7.0): fires.  nvcc 13.0.88 on an H200 (9.0): passes.  nvcc 12.8 on
+    a V100: skipped (no floor recorded for 12.x; 12.x still targets Volta).
+
+    Fix:
+    Build with a CUDA 12.x toolkit (set CUDA_HOME to it), with a framework build for CUDA 12.x, on
+    this GPU; or use a Turing-or-newer GPU for CUDA 13.
+
+    References:
+    https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#deprecated-architectures
+    https://developer.nvidia.com/cuda-gpus
+    """
+    nvccs = [r for r in ctx.facts.table("compilers") if r.get("name") == "nvcc" and _mm(r.get("cuda_version"))]
+    gpus = [r for r in ctx.facts.table("gpu_devices") if r.get("vendor") == "nvidia"]
+    if not nvccs:
+        yield Skip("no nvcc found")
+        return
+    if not gpus:
+        yield Skip("no NVIDIA GPU on this machine")
+        return
+    nv = nvccs[0]
+    have = _mm(nv.get("cuda_version"))
+    release = _release_entry(ctx.kb, have)  # type: ignore[arg-type]
+    floor = _mm(release.get("min_compute_capability")) if release else None
+    if floor is None:
+        yield Skip(f"the knowledge base records no oldest GPU architecture for CUDA {_fmt(have)}")  # type: ignore[arg-type]
+        return
+    for g in gpus:
+        arch = gpu_arch(g, ctx.kb)
+        cc = _cc_of(arch)
+        label = f"GPU {g.get('index', '?')} {g.get('name', '')}".strip()
+        if cc is None:
+            yield Unknown(f"the architecture of {label} is not known", [ev(g, label)])
+            continue
+        evidence = [ev(nv, f"nvcc {nv.get('version')} (CUDA {nv.get('cuda_version')}) compiles for compute "
+                           f"capability {_fmt(floor)} and newer"),
+                    ev(g, f"{label}: {arch} (compute capability {_fmt(cc)})")]
+        if cc >= floor:
+            yield Pass(f"nvcc CUDA {_fmt(have)} can compile for {label} ({arch})", evidence)  # type: ignore[arg-type]
+        else:
+            yield Fail(f"nvcc CUDA {_fmt(have)} cannot compile for {label} ({arch}): CUDA {have[0]}.x supports "  # type: ignore[arg-type,index]
+                       f"compute capability {_fmt(floor)} and newer",
+                       why="CUDA 13.0 removed offline compilation and library support for Maxwell, Pascal and "
+                           "Volta; extensions and kernels built with it carry no code for this GPU.",
+                       evidence=evidence,
+                       fixes=[fix("Build with a CUDA 12.x toolkit for this GPU: install it and set CUDA_HOME (and "
+                                  "PATH) to it", root=True),
+                              fix("Or use a framework build made for CUDA 12.x on this GPU", safe=True)])
+
+
 CHECKS = [driver_too_old_for_framework, driver_too_old_for_toolkit, nvcc_differs_from_framework,
-          kernel_module_mismatch, driver_not_responding]
+          kernel_module_mismatch, driver_not_responding, nvcc_cannot_target_gpu]
