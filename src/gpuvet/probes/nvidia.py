@@ -419,6 +419,8 @@ def probe_driver(system: System, nvml: Callable[[], dict[str, Any]] | None = Non
         problems.append("nvidia-smi: not installed")
         raise ProbeFailed("; ".join(problems))
     res = system.run(QUERY_ARGV, timeout=CMD_TIMEOUT)
+    if res.error == "timeout":  # a hung nvidia-smi would hang again: do not spend a second time-out
+        raise ProbeFailed("; ".join(problems + [res.describe()]), "timeout")
     err = nvidia_smi_error(res.output)
     rows = parse_nvidia_smi(res.stdout, " ".join(QUERY_ARGV)) if res.ok and not err else []
     if err:
