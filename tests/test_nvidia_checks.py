@@ -196,12 +196,14 @@ def test_drv004_passes_and_skips():
 @pytest.mark.parametrize("message,fix_word", [
     ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", "modprobe"),
     ("Failed to initialize NVML: Unknown Error", "container"),
-    ("nvidia-smi: not installed", "user-space"),
+    ("NVML: NVML Shared Library Not Found; nvidia-smi: not installed", "--gpus"),
 ])
 def test_drv005_fires(message, fix_word):
     err = ProbeError("nvidia-driver", ("drivers", "gpu_devices"), message)
     [f] = run(C.driver_not_responding, facts(kmod("580.159.04"), errors=[err]))
     assert f.outcome is Outcome.FAILED and message in f.title
+    # only the user-space side missing (a container without --gpus) is a warning; a broken driver an error
+    assert f.severity is (Severity.WARNING if "not installed" in message else Severity.ERROR)
     assert any(fix_word in (x.text + (x.command or "")) for x in f.fixes)
 
 

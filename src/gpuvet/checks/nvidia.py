@@ -518,6 +518,16 @@ def driver_not_responding(ctx: Context):
     else:
         fixes.append(fix("Read `nvidia-smi` and `dmesg` for the driver's error; reinstall the driver and reboot",
                          root=True, reboot=True))
+    # only the user-space side is absent (no NVML library, no nvidia-smi) while a module is loaded:
+    # typically a container started without the GPU, which may be on purpose -> a warning
+    user_space_absent = all(re.search(r"not installed|not found", p) for p in re.split(r";\s*", low) if p)
+    if user_space_absent and "no nvidia kernel module" not in low:
+        yield Fail("NVIDIA kernel module loaded but no user-space NVIDIA driver here (NVML and nvidia-smi are "
+                   f"missing): {msg}",
+                   why="CUDA programs here cannot reach the GPU. In a container this is what starting it without "
+                       "--gpus (the NVIDIA Container Toolkit) looks like.",
+                   evidence=evidence, fixes=fixes, severity=Severity.WARNING)
+        return
     yield Fail(f"NVIDIA driver not responding: {msg}",
                why="With the driver unreachable no CUDA program can use the GPU.", evidence=evidence, fixes=fixes)
 
