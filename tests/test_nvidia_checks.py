@@ -182,6 +182,14 @@ def test_drv004_fires_on_nvidia_smi_mismatch_message():
     assert "580.82.07" in f.title and "580.95" in f.title
 
 
+def test_drv004_pasted_nvidia_smi_error():
+    # a pasted report: the parser records nvidia-smi's message as a failure of the drivers table
+    err = ProbeError("pasted", ("drivers", "gpu_devices"),
+                     "Failed to initialize NVML: Driver/library version mismatch NVML library version: 580.95")
+    [f] = run(C.kernel_module_mismatch, facts(kmod("580.82.07"), errors=[err]))
+    assert f.outcome is Outcome.FAILED and "580.95" in f.title
+
+
 def test_drv004_passes_and_skips():
     assert outcome(C.kernel_module_mismatch, facts(kmod("580.159.04"), user("580.159.04", "13.0"))) == [PASSED]
     assert outcome(C.kernel_module_mismatch, facts(probed=("drivers",))) == [SKIPPED]

@@ -110,7 +110,10 @@ def _nvidia_drivers(ctx: Context) -> tuple[Row | None, Row | None]:
 
 
 def _nvidia_errors(ctx: Context) -> list[Any]:
-    return [e for e in ctx.facts.errors if e.probe in NVIDIA_PROBES]
+    """Failures of the NVIDIA probes, and any other recorded failure that names the NVIDIA driver's
+    tools (a pasted report holding nvidia-smi's error message)."""
+    return [e for e in ctx.facts.errors
+            if e.probe in NVIDIA_PROBES or ("drivers" in e.tables and re.search(r"NVML|NVIDIA-SMI|nvidia", e.message))]
 
 
 def _is_mismatch(message: str) -> bool:
