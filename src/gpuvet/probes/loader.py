@@ -246,9 +246,14 @@ class PipIndex:
 
 def file_version(system: System, path: str, soname: str) -> str:
     """Version from the real file name after symlinks, else a versioned sibling, else the soname."""
+    return file_version_from(system, path, soname)[0]
+
+
+def file_version_from(system: System, path: str, soname: str) -> tuple[str, str]:
+    """(version, the file name it was read from)."""
     real = system.realpath(path)
     m = _SO_VERSION.search(os.path.basename(real))
-    best = m.group(1) if m else ""
+    best, name = (m.group(1), os.path.basename(real)) if m else ("", "")
     if best.count(".") < 1:
         base = os.path.basename(path)
         d = os.path.dirname(path)
@@ -259,13 +264,13 @@ def file_version(system: System, path: str, soname: str) -> str:
             if n.startswith(stem):
                 sm = _SO_VERSION.search(n)
                 if sm and (not major or sm.group(1).split(".")[0] == major.group(1).split(".")[0]):
-                    sibs.append(sm.group(1))
+                    sibs.append((sm.group(1), n))
         if sibs:
-            best = max(sibs, key=lambda v: (v.count("."), [int(x) for x in v.split(".")]))
+            best, name = max(sibs, key=lambda v: (v[0].count("."), [int(x) for x in v[0].split(".")]))
     if not best:
         m = _SO_VERSION.search(soname)
-        best = m.group(1) if m else ""
-    return best
+        best, name = (m.group(1), soname) if m else ("", "")
+    return best, name
 
 
 def origin_of(path: str, framework_dir: str, environ: dict | None, pip_owner: tuple[str, str] | None) -> str:
@@ -281,13 +286,14 @@ def origin_of(path: str, framework_dir: str, environ: dict | None, pip_owner: tu
     return "system"
 
 
-def library_version(system: System, path: str, soname: str, name: str, pip: PipIndex) -> tuple[str, tuple[str, str] | None]:
+def library_version(system: System, path: str, soname: str, name: str,
+                    pip: PipIndex) -> tuple[str, tuple[str, str] | None, str]:
+    """(version, pip owner or None, how the version was read)."""
     owner = pip.owner(path) or pip.owner(system.realpath(path))
     if owner and any(owner[0].startswith(p) for p in PIP_DISTS.get(name, ())):
-        return owner[1], owner
-    if owner:
-        return file_version(system, path, soname), owner
-    return file_version(system, path, soname), None
+        return owner[1], owner, f"pip {owner[0]} {owner[1]}"
+    version, fname = file_version_from(system, path, soname)
+    return version, owner, (f"file {fname}" if fname else "unknown")
 
 
 # -- rows -------------------------------------------------------------------------------------------
@@ -322,9 +328,8 @@ def resolve_framework_libraries(system: System, lib_paths: Sequence[str], framew
                 key = (name, path)
                 if key in libs and (libs[key].get("selected") or not selected):
                     continue
-                version, owner = library_version(system, path, soname, name, pip)
+                version, owner, how = library_version(system, path, soname, name, pip)
                 origin = origin_of(path, framework_dir, system.environ, owner)
-                how = f"pip {owner[0]} {owner[1]}" if owner else f"file {os.path.basename(system.realpath(path))}"
                 libs[key] = row("libraries", f"{path} ({'loaded' if selected else 'shadowed'}, via {via}; "
                                               f"version from {how})",
                                 name=name, version=version, path=path, origin=origin, selected=selected,
