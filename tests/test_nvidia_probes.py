@@ -280,6 +280,15 @@ def test_probe_toolkit_version_json_under_cuda_home():
     assert N.probe_toolkit(FakeSystem()) == []
 
 
+def test_probe_toolkit_header_fallback():
+    # CUDA 13 installs (the H200's, this machine's) have no version.json: the runtime header says 13.0
+    hdr = "#if !defined(__CUDA_RUNTIME_API_H__)\n#define __CUDA_RUNTIME_API_H__\n#define CUDART_VERSION  12080\n"
+    s = FakeSystem(files={"/usr/local/cuda/include/cuda_runtime_api.h": hdr})
+    assert vals(N.probe_toolkit(s)) == [{"vendor": "nvidia", "name": "cuda-toolkit", "version": "12.8",
+                                         "path": "/usr/local/cuda/include/cuda_runtime_api.h", "origin": "system"}]
+    assert N.parse_cudart_header("#define CUDART_VERSION_MAJOR 1\n", "x", "p") == []
+
+
 def test_all_probes_on_the_debian_cpu_machine():
     s = FakeSystem(commands={"nvcc --version": fixture_text(DEB + "nvcc.txt"),
                              "nvidia-smi": CommandResult((), None, error="missing")})
@@ -312,6 +321,15 @@ def test_real_nvcc_here():
     if shutil.which("nvcc") == "/usr/local/bin/nvcc":  # the CPU machines here carry CUDA 13.0's nvcc
         assert rows[0].values["cuda_version"] == "13.0"
         assert rows[0].values["path"] == "/usr/local/bin/nvcc"
+
+
+@pytest.mark.integration
+def test_real_toolkit_here():
+    if not os.path.exists("/usr/local/cuda/include/cuda_runtime_api.h") and not os.path.exists("/usr/local/cuda/version.json"):
+        pytest.skip("no CUDA toolkit at /usr/local/cuda")
+    rows = N.probe_toolkit(System(environ={}))
+    assert rows and rows[0].values["name"] == "cuda-toolkit"
+    assert rows[0].values["version"].split(".")[0].isdigit()
 
 
 @pytest.mark.integration

@@ -277,6 +277,21 @@ def parse_cuda_version_json(text: str, source: str, path: str) -> list[Row]:
                 origin="system")]
 
 
+_CUDART_DEFINE = re.compile(r"^\s*#\s*define\s+CUDART_VERSION\s+(\d+)\s*$", re.M)
+
+
+def parse_cudart_header(text: str, source: str, path: str) -> list[Row]:
+    """The toolkit's ``include/cuda_runtime_api.h`` (``#define CUDART_VERSION 13000``) -> one
+    ``runtimes`` row (name cuda-toolkit, version 13.0).  For toolkits without version.json (CUDA 13
+    installs from packages or pip wheels ship none)."""
+    m = _CUDART_DEFINE.search(text or "")
+    if not m:
+        return []
+    n = int(m.group(1))
+    return [row("runtimes", source, vendor="nvidia", name="cuda-toolkit", version=f"{n // 1000}.{(n % 1000) // 10}",
+                path=path, origin="system")]
+
+
 # ---------------------------------------------------------------------------------------------------
 # NVML (the one place that calls nvidia-ml-py)
 
@@ -487,22 +502,24 @@ def probe_nvcc(system: System) -> list[Row]:
 
 
 def probe_toolkit(system: System) -> list[Row]:
-    """The CUDA toolkit's version file under CUDA_HOME, CUDA_PATH and /usr/local/cuda."""
+    """The CUDA toolkit under CUDA_HOME, CUDA_PATH and /usr/local/cuda: its version.json (or an old
+    toolkit's version.txt), else the CUDART_VERSION its cuda_runtime_api.h defines."""
     out: list[Row] = []
     seen: set[str] = set()
     for home in _cuda_homes(system):
         real = system.realpath(home)
         if real in seen:
             continue
-        for name in ("version.json", "version.txt"):
-            path = home.rstrip("/") + "/" + name
-            text = system.read_text(path, 1 << 20)
-            if text:
-                rows = parse_cuda_version_json(text, path, path)
-                if rows:
-                    seen.add(real)
-                    out.extend(rows)
-                    break
+        base = home.rstrip("/") + "/"
+        for name, parse, limit in (("version.json", parse_cuda_version_json, 1 << 20),
+                                   ("version.txt", parse_cuda_version_json, 1 << 16),
+                                   ("include/cuda_runtime_api.h", parse_cudart_header, 1 << 16)):
+            text = system.read_text(base + name, limit)
+            rows = parse(text, base + name, base + name) if text else []
+            if rows:
+                seen.add(real)
+                out.extend(rows)
+                break
     return out
 
 
