@@ -1,0 +1,204 @@
+"""`diagnose` at engine level: log / pasted text -> facts + signature matches -> ranked diagnoses -> Report.
+
+* Facts: the text goes through the same parsers as ``gpuvet check --from``
+  (``gpuvet.probes.pasted.parse_report``; ValueError there means "no tool output recognised", i.e. no facts),
+  plus the version facts that only appear inside tracebacks and warnings (``gpuvet.logs.extract``); with
+  ``live`` facts (``--here``) both are merged.  The same checks run on them (``engine.run_checks``).
+* Signatures: every line streams through ``gpuvet.logs.match.Scanner`` in bounded memory.  For large
+  regular files the cheap prefilter is delegated to ``grep -E`` (a compiled DFA matcher) with the
+  signatures' own patterns, and only its candidate lines reach Python; without grep, or for standard input,
+  the pure-Python prefilter is used.
+* Ranking: ``gpuvet.logs.rank.rank`` joins both; the result is a ``Report`` (command ``diagnose``) whose
+  findings are the diagnoses and whose ``extra["diagnoses"]`` is the ranked list.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import replace
+from typing import IO, Any, Iterable, Sequence
+
+from gpuvet.logs.match import ScanResult, Scanner, iter_lines
+from gpuvet.logs.rank import Diagnosis, rank, user_code_signals
+from gpuvet.logs.signatures import Catalog, load_catalog
+from gpuvet.model import Evidence, Facts, Finding, Fix, Outcome, Report, Severity
+
+HEAD_BYTES = 4 * 1024 * 1024  # facts (collect_env, pip list, ...) are parsed from this much of the input
+FAST_MIN_BYTES = 16 * 1024 * 1024  # regular files above this use the grep prefilter when grep exists
+SEVERITY = {"hardware-fault": Severity.CRITICAL}
+
+
+# ----------------------------------------------------------------------------------------- scanning
+def scan_text(text: str, catalog: Catalog | None = None) -> ScanResult:
+    sc = Scanner(catalog or load_catalog())
+    sc.feed_text(text)
+    return sc.result
+
+
+def scan_stream(stream: IO[bytes], catalog: Catalog | None = None, head_bytes: int = HEAD_BYTES) -> tuple[ScanResult, bytes]:
+    """Scan a binary stream line by line; returns the scan and the first ``head_bytes`` of the input."""
+    sc = Scanner(catalog or load_catalog())
+    head = bytearray()
+    for lineno, raw in iter_lines(stream):
+        if len(head) < head_bytes:
+            head += raw[: head_bytes - len(head)] + b"\n"
+        elif sc.hints_everywhere:
+            sc.hints_everywhere = False  # context hints: from the head and from candidate lines only
+        sc.feed(lineno, raw)
+    return sc.result, bytes(head)
+
+
+def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None = None,
+                   head_bytes: int = HEAD_BYTES) -> tuple[ScanResult, bytes] | None:
+    """Scan a large regular file: the head in Python, the rest through ``grep -E -n`` with the signature
+    patterns as prefilter.  Returns None when grep is unavailable or fails (the caller falls back)."""
+    grep = grep or shutil.which("grep")
+    if not grep:
+        return None
+    cat = catalog or load_catalog()
+    sc = Scanner(cat)
+    head = bytearray()
+    head_lines = 0
+    with open(path, "rb") as fh:
+        for lineno, raw in iter_lines(fh):
+            sc.feed(lineno, raw)
+            head += raw + b"\n"
+            head_lines = lineno
+            if len(head) >= head_bytes:
+                break
+    sc.hints_everywhere = False
+    from gpuvet.logs.extract import PREFILTER_PATTERNS
+
+    with tempfile.NamedTemporaryFile("w", suffix=".patterns", delete=False, encoding="utf-8") as pf:
+        pf.write("\n".join(list(cat.patterns()) + list(PREFILTER_PATTERNS)) + "\n")
+        pfile = pf.name
+    try:
+        env = dict(os.environ, LC_ALL="C")
+        proc = subprocess.Popen([grep, "-a", "-n", "-E", "-f", pfile, "--", path], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env)
+        assert proc.stdout is not None
+        for _, raw in iter_lines(proc.stdout):
+            num, sep, rest = raw.partition(b":")
+            if not sep or not num.isdigit():
+                continue
+            n = int(num)
+            if n <= head_lines:
+                continue
+            sc.feed(n, rest, prefiltered=True)
+        proc.stdout.close()
+        rc = proc.wait()
+        if rc not in (0, 1):
+            return None
+    except OSError:
+        return None
+    finally:
+        os.unlink(pfile)
+    return sc.result, bytes(head)
+
+
+# ----------------------------------------------------------------------------------------- facts
+def facts_from_text(head: str, source: str, scan: ScanResult, live: Facts | None = None) -> Facts:
+    facts = Facts(origin="pasted")
+    try:
+        from gpuvet.probes.pasted import parse_report
+
+        facts.merge(parse_report(head, source))
+    except ValueError:
+        pass  # no tool output recognised: no facts
+    except Exception:  # a parser bug must not sink the diagnosis
+        pass
+    facts.add(scan.rows)
+    facts.origin = "pasted"
+    if live is not None:
+        facts.merge(live)
+        facts.origin = "pasted+live"
+    return facts
+
+
+def findings_for(facts: Facts, live: bool = False) -> list[Finding]:
+    if not facts.rows and not facts.errors:
+        return []
+    try:
+        from gpuvet import kb
+        from gpuvet.checks.registry import all_checks
+        from gpuvet.engine import run_checks
+
+        return run_checks(facts, all_checks(), kb.load(), options={"live": live})
+    except Exception:
+        return []
+
+
+# ----------------------------------------------------------------------------------------- report
+def to_finding(d: Diagnosis) -> Finding:
+    code = (d.signatures or d.checks or ["LOG000"])[0]
+    name = f"diagnosis-{d.cause}"
+    ev = tuple(Evidence(e["text"], source=e.get("signature") or e.get("hint", ""), line=e.get("line"))
+               for e in d.evidence) + tuple(Evidence(e["text"], source=e.get("source", "")) for e in d.facts)
+    fixes = (Fix(d.fix),) if d.fix else ()
+    return Finding(code=code, name=name, severity=SEVERITY.get(d.cause, Severity.ERROR), outcome=Outcome.FAILED,
+                   title=f"{d.cause} ({d.component}, confidence {d.confidence:.2f}): {d.title}", why=d.why,
+                   evidence=ev, fixes=fixes, cause=d.cause, component=d.component)
+
+
+def build_report(scan: ScanResult, facts: Facts, findings: Sequence[Finding], source: str,
+                 started: float | None = None, mode: str = "python") -> Report:
+    from gpuvet import __version__, kb
+
+    diags = rank(scan, [f for f in findings if f.failed])
+    report = Report(command="diagnose", findings=[to_finding(d) for d in diags], facts=facts, score=None)
+    try:
+        stamp: Any = kb.load().stamp()
+    except Exception:
+        stamp = None
+    report.meta = {"gpuvet_version": __version__, "kb": stamp, "facts_origin": facts.origin, "input": source}
+    if started is not None:
+        report.meta["elapsed_s"] = round(time.monotonic() - started, 3)
+    report.extra = {
+        "diagnoses": [d.to_dict() for d in diags],
+        "user_code_signals": user_code_signals(scan),
+        "verdict": ("stack problem: " + diags[0].cause) if diags else "no stack problem found",
+        "scan": {"lines": scan.lines, "candidate_lines": scan.candidates, "mode": mode,
+                 "hints": {k: {"line": h.line, "text": h.text} for k, h in sorted(scan.hints.items())},
+                 "check_findings": [f.code for f in findings if f.failed]},
+    }
+    return report
+
+
+def diagnose_text(text: str, source: str = "<text>", live: Facts | None = None) -> Report:
+    started = time.monotonic()
+    scan = scan_text(text)
+    facts = facts_from_text(text[:HEAD_BYTES], source, scan, live)
+    return build_report(scan, facts, findings_for(facts, live is not None), source, started)
+
+
+def diagnose_stream(stream: IO[bytes], source: str, live: Facts | None = None) -> Report:
+    started = time.monotonic()
+    scan, head = scan_stream(stream)
+    facts = facts_from_text(head.decode("utf-8", "replace"), source, scan, live)
+    return build_report(scan, facts, findings_for(facts, live is not None), source, started)
+
+
+def diagnose_path(path: str, live: Facts | None = None, fast: bool = True) -> Report:
+    started = time.monotonic()
+    size = os.path.getsize(path)
+    res = scan_file_fast(path) if fast and size >= FAST_MIN_BYTES else None
+    mode = "grep-prefilter"
+    if res is None:
+        mode = "python"
+        with open(path, "rb") as fh:
+            res = scan_stream(fh)
+    scan, head = res
+    facts = facts_from_text(head.decode("utf-8", "replace"), path, scan, live)
+    return build_report(scan, facts, findings_for(facts, live is not None), path, started, mode)
+
+
+def first_diagnosis(report: Report) -> dict[str, Any] | None:
+    d = report.extra.get("diagnoses") or []
+    return d[0] if d else None
+
+
+__all__ = ["diagnose_text", "diagnose_stream", "diagnose_path", "scan_text", "scan_stream", "scan_file_fast",
+           "build_report", "facts_from_text", "findings_for", "to_finding", "first_diagnosis"]

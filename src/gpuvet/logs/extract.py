@@ -1,0 +1,128 @@
+"""Facts and context found inside log text (pure functions).
+
+Two kinds of things are read here:
+
+* **version facts** that only appear inside tracebacks and warnings, returned as model fact rows so the
+  same checks run on them: xFormers' "built for PyTorch X with CUDA Y (you have Z)", torch's "The NVIDIA
+  driver on your system is too old (found version 11040)", rocminfo's "ROCk module version 6.3.6 is
+  loaded", nvidia-smi's "Driver Version: 535.104.05   CUDA Version: 12.2", /proc/driver/nvidia/version.
+* **context hints**: short names for what the text shows about the machine (an AMD or NVIDIA GPU, a CUDA,
+  ROCm or CPU-only framework build, a nightly/pre-release build, a container, WSL, Windows, several
+  ranks).  Signatures use hints to settle ambiguous messages (``resolve`` in signatures.yaml).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from gpuvet.model import Row, row
+
+# name -> regex (Python); a hint is set when any line matches.
+HINTS: dict[str, str] = {
+    "amd": r"\bgfx[0-9]{3,4}[a-z]?\b|\bRadeon\b|\bInstinct\b|\bMI[1-3][0-9]{2}X?\b|\bROCm\b|\brocm[0-9.]|\bamdgpu\b"
+           r"|\bMIOpen\b|\brocBLAS\b|\bhipBLAS|\bRCCL\b|\bZLUDA\b|\bNavi ?[0-9]|\bVega\b|\bPolaris\b|\bAMD/ATI\b"
+           r"|HSA_|/dev/kfd|\bROCk\b|rocminfo|rocm-smi|amd-smi|libamdhip64|\bHIP error|\bhipError",
+    "nvidia": r"\bNVIDIA\b|\bGeForce\b|\bRTX ?[0-9]|\bGTX ?[0-9]|\bTesla\b|\bQuadro\b|nvidia-smi|\bsm_[0-9]{2,3}\b"
+              r"|\+cu[0-9]{2,3}\b|CUDA used to build PyTorch: [0-9]|\bcuDNN\b|\bcudnn|libcuda\.so|\bNVRM\b"
+              r"|\bH100\b|\bA100\b|\bV100\b|\bH200\b|\bL40S?\b",
+    "cuda-build": r"\+cu[0-9]{2,3}\b|CUDA used to build PyTorch: [0-9]|py[0-9.]+_cuda[0-9.]+|cuda[0-9.]+_cudnn|pytorch-cuda",
+    "rocm-build": r"\+rocm[0-9]|ROCM used to build PyTorch: [0-9]|HIP runtime version: [0-9]|tensorflow-rocm|-rocm[0-9]",
+    "cpu-build": r"[0-9]\+cpu\b|_cpu_0\b|\bcpuonly\b|CUDA used to build PyTorch: None|is_built?_with_cuda\(\)\W+[Ff]alse",
+    "prerelease": r"\.dev20[0-9]{6}|\bdev20[0-9]{6}\b|[0-9]\.dev[0-9]+|\bnightl(?:y|ies)\b|\b[0-9]+\.[0-9]+(?:\.[0-9]+)?(?:a|rc)[0-9]+\b"
+                  r"|\bpre-?release\b|--pre\b",
+    "container": r"\bdocker\b|\bDocker\b|\bcontainer\b|\bsingularity\b|\bapptainer\b|\bpodman\b|\bkubelet\b|\bkubernetes\b"
+                 r"|\bk8s\b|\.sif\b|^[A-Za-z0-9_.-]{1,40}-[0-9]+\s+\|",
+    "wsl": r"\bWSL2?\b|/mnt/[a-z]/|microsoft-standard|/usr/lib/wsl|\bDESKTOP-[A-Z0-9]+",
+    "windows": r"\b[A-Z]:\\|WinError|\.dll\b|win_amd64|\bWindows\b|\bwin32\b",
+    "zluda": r"\bZLUDA\b|\bzluda\b",
+    "hsa-override": r"HSA_OVERRIDE_GFX_VERSION",
+    "multi-gpu": r"tensor[- ]parallel|\ball[- ]?reduce|\bXGMI\b|\bNVLink\b|world_size|\bTP ?= ?[2-9]|tensor_parallel_size"
+                 r"|\bnranks [2-9]|\[rank[1-9][0-9]*\]",
+    "driver-version": r"[Dd]river(?: [Vv]ersion)?:? *\[?[0-9]{3}\.[0-9]+|NVRM version|\b[0-9]{3}\.[0-9]{2,3}(?:\.[0-9]+)?,|ROCk module version",
+    "oom-fragmentation": r"reserved but unallocated memory is large",
+    "hip-lib-wanted": r"lib(?:torch_hip|c10_hip|amdhip64)\.so[.0-9]*: cannot open",
+    "cuda-lib-wanted": r"lib(?:torch_cuda[a-z_]*|c10_cuda|cudart)\.so[.0-9]*: cannot open",
+    "nccl-context": r"\bNCCL\b|\bRCCL\b|ProcessGroupNCCL|\bnccl[A-Z]",
+}
+_HINT_RES = {k: re.compile(v) for k, v in HINTS.items()}
+HINT_PREFILTER = re.compile("|".join(f"(?:{v})" for v in HINTS.values()))
+
+# Facts in tracebacks and warnings.  (Extra grep-safe prefilter patterns so the fast path sees them too.)
+XFORMERS_RE = re.compile(r"built for:?\s*PyTorch ([0-9][^ ]*) with CUDA ([0-9]+)\s*\(you have ([0-9][^ )]*)\)")
+TORCH_OLD_DRIVER_RE = re.compile(r"NVIDIA driver on your system is too old \(found version ([0-9]+)\)")
+ROCK_RE = re.compile(r"ROCk module version ([0-9][0-9.]*) is loaded")
+SMI_RE = re.compile(r"Driver Version: *([0-9]+\.[0-9.]+)\s+CUDA Version: *([0-9]+\.[0-9]+)")
+NVRM_RE = re.compile(r"NVRM version: NVIDIA .*Kernel Module(?: for [a-z0-9_]+)? +([0-9]+\.[0-9.]+)")
+PREFILTER_PATTERNS = (
+    r"built for:? *PyTorch [0-9]",
+    r"NVIDIA driver on your system is too old",
+    r"ROCk module version [0-9]",
+    r"Driver Version: *[0-9]+\.[0-9]",
+    r"NVRM version: NVIDIA",
+)
+
+
+@dataclass(frozen=True)
+class Hint:
+    name: str
+    line: int
+    text: str
+
+
+def hints_in(text: str, lineno: int) -> list[Hint]:
+    """Context hints one normalised line shows."""
+    if not HINT_PREFILTER.search(text):
+        return []
+    short = text[:300]
+    return [Hint(k, lineno, short) for k, rx in _HINT_RES.items() if rx.search(text)]
+
+
+def _cuda_int(v: str) -> str:
+    """CUDA's integer version (11040, 1201) -> '11.4', '12.1'."""
+    n = int(v)
+    if n >= 1000:
+        return f"{n // 1000}.{(n % 1000) // 10}"
+    return f"{n // 100}.{(n % 100) // 10}"
+
+
+def facts_in(text: str, lineno: int) -> list[Row]:
+    """Version facts one normalised line states, as fact rows (source names the line)."""
+    out: list[Row] = []
+    src = f"log line {lineno}"
+    m = XFORMERS_RE.search(text)
+    if m:
+        built, cuda, have = m.groups()
+        variant = "cpu" if "+cpu" in have else ("rocm" if "rocm" in have else "cuda")
+        out.append(row("framework_builds", src, name="torch", version=have, variant=variant,
+                       channel=_channel(have)))
+        out.append(row("packages", src, name="xformers", version="",
+                       requires=[f"torch=={built}"]))
+    m = TORCH_OLD_DRIVER_RE.search(text)
+    if m:
+        out.append(row("drivers", src, vendor="nvidia", component="user-space", version="",
+                       cuda_version=_cuda_int(m.group(1))))
+    m = ROCK_RE.search(text)
+    if m:
+        out.append(row("drivers", src, vendor="amd", component="kernel-module", version=m.group(1)))
+    m = SMI_RE.search(text)
+    if m:
+        out.append(row("drivers", src, vendor="nvidia", component="user-space", version=m.group(1),
+                       cuda_version=m.group(2)))
+    m = NVRM_RE.search(text)
+    if m:
+        out.append(row("drivers", src, vendor="nvidia", component="kernel-module", version=m.group(1)))
+    return out
+
+
+def _channel(version: str) -> str:
+    v = version.lower()
+    if ".dev" in v or "dev20" in v:
+        return "nightly"
+    if re.search(r"[0-9](a|b|rc)[0-9]", v):
+        return "prerelease"
+    return "stable"
+
+
+def hint_names(hints: Iterable[Hint]) -> set[str]:
+    return {h.name for h in hints}

@@ -1,0 +1,125 @@
+"""Stream log lines through the prefilter and the signatures, in bounded memory.
+
+``Scanner.feed(lineno, raw)`` takes one raw line (bytes or text); lines the combined prefilter rejects
+cost one regex search and are forgotten.  Candidate lines are normalised and matched against every
+signature; matches keep at most ``max_evidence`` lines per signature (plus a count), so memory stays flat
+however long the log.  ``iter_lines`` splits a binary stream into lines in fixed-size chunks, cutting
+multi-megabyte lines instead of buffering them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import IO, Iterator
+
+from gpuvet.model import Row
+
+from .extract import Hint, facts_in, hints_in
+from .normalize import MAX_LINE, normalize
+from .signatures import Catalog, Signature
+
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Match:
+    signature: Signature
+    line: int
+    text: str
+
+
+@dataclass
+class ScanResult:
+    matches: dict[str, list[Match]] = field(default_factory=dict)  # signature id -> first matches
+    counts: dict[str, int] = field(default_factory=dict)
+    first_line: dict[str, int] = field(default_factory=dict)
+    hints: dict[str, Hint] = field(default_factory=dict)  # hint name -> first line showing it
+    rows: list[Row] = field(default_factory=list)
+    lines: int = 0
+    candidates: int = 0
+
+    @property
+    def hint_names(self) -> set[str]:
+        return set(self.hints)
+
+
+class Scanner:
+    def __init__(self, catalog: Catalog, max_evidence: int = 4, max_rows: int = 50,
+                 hints_everywhere: bool = True):
+        self.catalog = catalog
+        self.max_evidence = max_evidence
+        self.max_rows = max_rows
+        self.hints_everywhere = hints_everywhere
+        self.result = ScanResult()
+
+    def feed(self, lineno: int, raw: bytes | str, prefiltered: bool = False) -> list[Match]:
+        """Process one line; returns the signature matches it produced (for --follow)."""
+        res = self.result
+        res.lines = max(res.lines, lineno)
+        if isinstance(raw, (bytes, bytearray)):
+            hit = prefiltered or self.catalog.prefilter_bytes.search(raw) is not None
+        else:
+            hit = prefiltered or self.catalog.prefilter.search(raw) is not None
+        if not hit and not self.hints_everywhere:
+            return []
+        text = normalize(raw)
+        if not text:
+            return []
+        for h in hints_in(text, lineno):
+            res.hints.setdefault(h.name, h)
+        if not hit:
+            return []
+        res.candidates += 1
+        if len(res.rows) < self.max_rows:
+            res.rows.extend(facts_in(text, lineno))
+        out: list[Match] = []
+        for sig in self.catalog.signatures:
+            if sig.regex.search(text):
+                n = res.counts.get(sig.id, 0)
+                res.counts[sig.id] = n + 1
+                if n == 0:
+                    res.first_line[sig.id] = lineno
+                if n < self.max_evidence:
+                    m = Match(sig, lineno, text[:600])
+                    res.matches.setdefault(sig.id, []).append(m)
+                    out.append(m)
+        return out
+
+    def feed_text(self, text: str, start: int = 1) -> None:
+        for i, line in enumerate(text.splitlines(), start):
+            self.feed(i, line)
+
+
+def iter_lines(stream: IO[bytes], chunk: int = CHUNK, max_line: int = 2 * MAX_LINE) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, raw bytes without the newline) from a binary stream, in bounded memory.
+
+    A line longer than ``max_line`` bytes is cut: its head and its last bytes are kept."""
+    lineno = 0
+    buf = b""
+    overflow_head: bytes | None = None  # head of a line being cut
+    while True:
+        data = stream.read(chunk)
+        if not data:
+            break
+        buf += data
+        start = 0
+        while True:
+            nl = buf.find(b"\n", start)
+            if nl < 0:
+                break
+            line = buf[start:nl]
+            if overflow_head is not None:
+                line = overflow_head + b" ... " + line[-(max_line // 8):]
+                overflow_head = None
+            lineno += 1
+            yield lineno, line
+            start = nl + 1
+        buf = buf[start:]
+        if len(buf) > max_line:
+            if overflow_head is None:
+                overflow_head = buf[: max_line // 2]
+            buf = buf[-(max_line // 8):]
+    if buf or overflow_head is not None:
+        if overflow_head is not None:
+            buf = overflow_head + b" ... " + buf
+        lineno += 1
+        yield lineno, buf

@@ -1,0 +1,197 @@
+"""Rank causes: join signature matches, context hints and check findings into diagnoses.
+
+Scoring (all weights are data: signature ``weight``/``alternatives``/``resolve`` in signatures.yaml):
+
+* each matched signature proposes its readings: the primary cause at its weight, the alternatives, and
+  any ``resolve`` rule whose context hints are all present in the text (an AMD GPU, a CUDA build, a
+  nightly version, a container, ...).  A rule that applies means the context settles the message, so
+  the primary reading is discounted.
+* a failed check finding (a fact: framework HIP 5.7 vs ROCm 5.6, gfx1010 not in the build's targets,
+  a CPU-only build, a driver too old) proposes its cause.  When one of the matched signatures can mean
+  that cause, the fact *explains the error* and gets a weight above any signature's; with no signature
+  at all it stands on its own; otherwise it is context, ranked low.
+* user-code signals (signatures with cause ``none``: an index assert, a shape mismatch) discount
+  generic stack readings, so a plain user error blames nothing.
+* per cause, contributions combine as a damped noisy-or; diagnoses under ``MIN_CONFIDENCE`` are dropped.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from gpuvet.model import Finding, Severity
+
+from .match import ScanResult
+from .signatures import Signature
+
+MIN_CONFIDENCE = 0.2
+FACT_EXPLAINS = {Severity.CRITICAL: 0.95, Severity.ERROR: 0.93, Severity.WARNING: 0.8, Severity.INFO: 0.0}
+FACT_ALONE = {Severity.CRITICAL: 0.7, Severity.ERROR: 0.6, Severity.WARNING: 0.4, Severity.INFO: 0.0}
+FACT_CONTEXT = {Severity.CRITICAL: 0.35, Severity.ERROR: 0.3, Severity.WARNING: 0.15, Severity.INFO: 0.0}
+RESOLVED_DISCOUNT = 0.75  # primary reading of a signature whose context rule applied
+USER_CODE_DISCOUNT = 0.35  # generic readings when the text shows a user-code error
+SECONDARY = 0.3  # damping of each further contribution to the same cause
+GENERIC_DISCOUNT = 0.6  # a generic symptom adds little when a specific message is present
+
+
+@dataclass
+class Contribution:
+    weight: float
+    component: str
+    kind: str  # signature | context | fact
+    ref: str  # signature id or check code
+    reason: str
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    fix: str = ""
+    fixes: list[dict[str, Any]] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
+    first_line: int = 10**12
+
+
+@dataclass
+class Diagnosis:
+    cause: str
+    component: str
+    confidence: float
+    title: str
+    evidence: list[dict[str, Any]]
+    facts: list[dict[str, Any]]
+    fix: str
+    fixes: list[dict[str, Any]]
+    why: str
+    signatures: list[str]
+    checks: list[str]
+    references: list[str]
+    contributions: list[Contribution] = field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cause": self.cause, "component": self.component, "confidence": round(self.confidence, 3),
+                "title": self.title, "evidence": self.evidence, "facts": self.facts, "fix": self.fix,
+                "fixes": self.fixes, "why": self.why, "signatures": self.signatures, "checks": self.checks,
+                "references": self.references}
+
+
+def _hyp_causes(sig: Signature) -> set[str]:
+    return {sig.cause} | {a.cause for a in sig.alternatives} | {r.cause for r in sig.resolve}
+
+
+def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: float = MIN_CONFIDENCE) -> list[Diagnosis]:
+    hints = scan.hint_names
+    by_cause: dict[str, list[Contribution]] = {}
+    stack_sigs: list[Signature] = []
+    user_code: list[Signature] = []
+    for sid, ms in scan.matches.items():
+        sig = ms[0].signature
+        (user_code if sig.user_code else stack_sigs).append(sig)
+    only_generic = all(s.generic for s in stack_sigs)
+
+    for sig in stack_sigs:
+        ms = scan.matches[sig.id]
+        ev = [{"line": m.line, "text": m.text, "signature": sig.id} for m in ms[:3]]
+        resolved = [r for r in sig.resolve if r.applies(hints)]
+        readings = [(sig.cause, sig.component, sig.weight * (RESOLVED_DISCOUNT if resolved else 1.0), "signature",
+                     f"{sig.id} {sig.name}: {sig.title}")]
+        readings += [(a.cause, a.component, a.weight, "signature",
+                      f"{sig.id} can also mean {a.cause}" + (f" ({a.note})" if a.note else ""))
+                     for a in sig.alternatives if a.applies(hints)]
+        for r in resolved:
+            ctx = [scan.hints[w] for w in r.when if not w.startswith("!") and w in scan.hints]
+            shown = "; ".join(f"{h.name} (line {h.line})" for h in ctx) or "context"
+            readings.append((r.cause, r.component, r.weight, "context",
+                             f"{sig.id} in this context ({shown}) means {r.cause}" + (f": {r.note}" if r.note else "")))
+            for h in ctx:
+                ev.append({"line": h.line, "text": h.text, "hint": h.name})
+        for cause, comp, w, kind, reason in readings:
+            if cause == "none":
+                continue
+            if user_code and sig.generic:
+                w *= USER_CODE_DISCOUNT
+            if sig.generic and not only_generic:
+                w *= GENERIC_DISCOUNT
+            by_cause.setdefault(cause, []).append(Contribution(
+                w, comp, kind, sig.id, reason, list(ev), sig.fix, [], [u for u in (sig.source, *sig.references) if u],
+                scan.first_line.get(sig.id, 10**12)))
+
+    related_causes: set[str] = set()
+    for s in stack_sigs:
+        related_causes |= _hyp_causes(s)
+    for f in findings:
+        if not f.failed or f.acknowledged or f.cause in ("", "none"):
+            continue
+        if f.cause in related_causes:
+            w, how = FACT_EXPLAINS[f.severity], "explains the error"
+        elif not stack_sigs or only_generic:
+            w, how = FACT_ALONE[f.severity], "stands on its own (no specific error message)"
+        else:
+            w, how = FACT_CONTEXT[f.severity], "is a problem, though not the one the error names"
+        if w <= 0:
+            continue
+        ev = [{"text": e.text, "source": e.source, "check": f.code} for e in f.evidence[:4]]
+        by_cause.setdefault(f.cause, []).append(Contribution(
+            w, f.component or "", "fact", f.code, f"{f.code} {f.name}: {f.title} — this fact {how}", ev,
+            f.fixes[0].text if f.fixes else "", [x.to_dict() for x in f.fixes], []))
+
+    out: list[Diagnosis] = []
+    for cause, cs in by_cause.items():
+        cs.sort(key=lambda c: (-c.weight, c.first_line))
+        score = 0.0
+        for i, c in enumerate(cs):
+            w = c.weight if i == 0 else c.weight * SECONDARY
+            score = 1 - (1 - score) * (1 - w)
+        score = min(score, 0.99)
+        if score < min_confidence:
+            continue
+        top = cs[0]
+        evidence: list[dict[str, Any]] = []
+        facts: list[dict[str, Any]] = []
+        seen: set[tuple] = set()
+        for c in cs:
+            for e in c.evidence:
+                key = (e.get("line"), e.get("text"))
+                if key in seen:
+                    continue
+                seen.add(key)
+                (facts if "check" in e else evidence).append(e)
+        fix = next((c.fix for c in cs if c.kind == "fact" and c.fix), "") or next((c.fix for c in cs if c.fix), "")
+        fixes = next((c.fixes for c in cs if c.fixes), [])
+        refs: list[str] = []
+        for c in cs:
+            for u in c.references:
+                if u not in refs:
+                    refs.append(u)
+        out.append(Diagnosis(
+            cause=cause, component=top.component, confidence=score, title=top.reason.split(" — ")[0],
+            evidence=sorted(evidence, key=lambda e: e.get("line") or 0)[:8], facts=facts[:8], fix=fix, fixes=fixes,
+            why="", signatures=sorted({c.ref for c in cs if c.kind != "fact"}),
+            checks=sorted({c.ref for c in cs if c.kind == "fact"}), references=refs[:5], contributions=cs))
+    out.sort(key=lambda d: (-d.confidence, min(c.first_line for c in d.contributions)))
+    for i, d in enumerate(out):
+        d.why = _why(d, out[:i] + out[i + 1:], i)
+    return out
+
+
+def _why(d: Diagnosis, others: list[Diagnosis], pos: int) -> str:
+    reasons = "; ".join(c.reason for c in d.contributions[:3])
+    if not others:
+        return f"Only cause the text points at. {reasons}."
+    if pos == 0:
+        nxt = others[0]
+        return (f"Ranked above {nxt.cause} ({nxt.confidence:.2f}) because {reasons}. "
+                f"{nxt.cause} rests on: {nxt.contributions[0].reason}.")
+    best = others[0] if others[0].confidence >= d.confidence else None
+    lead = f"Ranked below {best.cause} ({best.confidence:.2f}): weaker support. " if best else ""
+    return f"{lead}Supported by: {reasons}."
+
+
+def user_code_signals(scan: ScanResult) -> list[dict[str, Any]]:
+    out = []
+    for sid, ms in scan.matches.items():
+        sig = ms[0].signature
+        if sig.user_code:
+            out.append({"signature": sid, "title": sig.title, "meaning": sig.meaning,
+                        "evidence": [{"line": m.line, "text": m.text} for m in ms[:3]]})
+    return out
+
+
+def causes(diags: Iterable[Diagnosis]) -> list[str]:
+    return [d.cause for d in diags]
