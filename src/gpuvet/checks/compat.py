@@ -336,7 +336,10 @@ def python_outside_range(ctx: Context):
         yield Skip("torch is not installed")
         return
     if not py:
-        yield Unknown("the Python version is not known")
+        if ctx.facts.origin == "described":
+            yield Skip("no Python version described")
+        else:
+            yield Unknown("the Python version is not known")
         return
     release = q.torch_release(ctx.kb, version)
     if release is None or not release.python_min or not release.python_max:
@@ -607,11 +610,19 @@ def glibc_too_old(ctx: Context):
         yield Fail(f"glibc {glibc} is older than torch {release.version}'s {release.manylinux} wheels need ({need})",
                    why=f"torch {release.version}'s Linux wheels are {release.manylinux}: they need glibc {need} or newer.",
                    evidence=[ev(osr, f"glibc {glibc}"), ev(build, f"torch {version}"),
-                             ev(None, f"KB torch_releases {release.version}: {release.manylinux}; python_rules: glibc {need}")],
+                             ev(None, f"KB torch_releases {release.version}: {release.manylinux} ({release.source}); "
+                                      f"python_rules: {release.manylinux} needs glibc {need} ({_rule_source(ctx.kb, release.manylinux)})")],
                    fixes=[fix("use a distribution or container with a newer glibc"),
                           fix("or a torch release built for manylinux2014 (2.6 or older)")])
         return
     yield Pass(f"glibc {glibc} satisfies {release.manylinux}")
+
+
+def _rule_source(kb: Any, tag: str) -> str:
+    for e in q.python_rules(kb, "manylinux"):
+        if e.get("tag") == tag:
+            return str(e.get("source", ""))
+    return ""
 
 
 CHECKS = [companion_for_other_torch, extension_for_other_torch, gpu_missing_from_official_wheel,
