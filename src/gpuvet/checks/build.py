@@ -2,6 +2,7 @@
 which copy of each GPU runtime library the framework really loads."""
 from __future__ import annotations
 
+import os
 import re
 from typing import Iterable
 
@@ -259,6 +260,8 @@ def cpu_only_build(ctx: Context) -> Iterable:
         yield Skip("no GPU found")
         return
     vendors = sorted({g.get("vendor") for g in gpus if g.get("vendor")})
+    if builds and not any(b.get("variant") == "cpu" for b in builds):
+        yield Pass("no CPU-only framework build: " + ", ".join(f"{_label(b)} ({b.get('variant')})" for b in builds))
     for b in builds:
         name = b.get("name")
         if b.get("variant") != "cpu" or name == "jaxlib" or (name or "").startswith("jax-"):
@@ -317,6 +320,7 @@ def wrong_vendor_build(ctx: Context) -> Iterable:
     for b in builds:
         want = _vendor_of_variant(b.get("variant"))
         if want in vendors:
+            yield Pass(f"{_label(b)} is a {b.get('variant')} build for this machine's {want} GPU(s)")
             continue
         have = "/".join(sorted(vendors))
         index = "rocm6.4" if "amd" in vendors else "cu130"
@@ -489,7 +493,8 @@ def gpu_library_shadowed(ctx: Context) -> Iterable:
         pointed = [o for o in olist if any((o.get("path") or "").startswith(d.rstrip("/") + "/") for d in ld_dirs)]
         where = "; ".join(f"{o.get('version') or '?'} at {o.get('path') or o.source} ({o.get('origin') or '?'})"
                           for o in olist)
-        title = (f"{_lib_label(s.get('name'))}: {s.get('requested_by') or 'the framework'} loads "
+        who = os.path.basename(s.get("requested_by") or "") or "the framework"
+        title = (f"{_lib_label(s.get('name'))}: {who} loads "
                  f"{s.get('version') or '?'} ({s.get('origin')}, {s.get('path')}); shadowed: {where}")
         why = ("The framework loads the first copy on its search path; other tools (collect_env, ldconfig, "
                "extensions built against the system toolkit) report or link the shadowed copy.")
