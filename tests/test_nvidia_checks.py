@@ -316,7 +316,9 @@ def test_h200_gpuvet_check_json_capture():
     torch_row = next(b for b in fx["framework_builds"] if b["name"] == "torch")
     assert torch_row["cuda"] == "13.0" and "sm_90" in torch_row["targets"]
     got = {f["code"]: f["outcome"] for f in doc["findings"] if f["code"] in {c.code for c in C.CHECKS}}
-    assert got == {code: "passed" for code in ("DRV001", "DRV002", "EXT003", "DRV004", "DRV005")}  # the checks of that day
+    assert got == {c.code: "passed" for c in C.CHECKS}
+    assert [r["version"] for r in fx["runtimes"] if r["name"] == "cuda-toolkit"] == ["13.0"]
+    assert doc["probe_errors"] == []
     # and the same facts, re-read, pass the checks of this tree
     rows = [row(t, d.pop("source"), **d) for t in ("drivers", "gpu_devices", "compilers", "runtimes", "framework_builds")
             for d in (dict(x) for x in fx.get(t, []))]
