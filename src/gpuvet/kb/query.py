@@ -195,12 +195,10 @@ class Gpu:
 def resolve_gpu(kb: Any, text: str) -> Gpu | None:
     """A GPU described by name ('H200', 'AMD Instinct MI210', 'RTX 4090') or by target ('sm_90',
     'gfx1151', '8.9'); None when the KB does not know it."""
-    from gpuvet.checks.gpu import normalise_arch  # the one arch normaliser (pure)
-
     t = (text or "").strip()
     if not t:
         return None
-    arch = normalise_arch(t) if re.fullmatch(r"(sm_?\d+[af]?|gfx[0-9a-f]{3,5}(:.*)?|\d+\.\d+)", t, re.I) else None
+    arch = _arch_of(t)
     entries = kb.table("gpu_models")
     if arch:
         for e in entries:
@@ -224,6 +222,21 @@ def resolve_gpu(kb: Any, text: str) -> Gpu | None:
     e = best[1]
     return Gpu(e["vendor"], e["arch"], t, str(e.get("compute_capability", "")), str(e.get("family", "")),
                str(e.get("source", "")))
+
+
+def _arch_of(text: str) -> str | None:
+    """'sm_90' / 'sm90' / '9.0' -> 'sm_90'; 'gfx90a:xnack-' -> 'gfx90a'; anything else None.  (kb may
+    not import checks, so this mirrors checks.gpu.normalise_arch for whole-target inputs only.)"""
+    m = re.fullmatch(r"(gfx[0-9a-f]{3,5})(:.*)?", text, re.I)
+    if m:
+        return m.group(1).lower()
+    m = re.fullmatch(r"sm_?(\d{2,3})([af]?)", text, re.I)
+    if m:
+        return f"sm_{m.group(1)}{m.group(2).lower()}"
+    m = re.fullmatch(r"(\d+)\.(\d)", text)
+    if m:
+        return f"sm_{m.group(1)}{m.group(2)}"
+    return None
 
 
 def _sm(arch: str) -> tuple[int, int, str] | None:

@@ -1,0 +1,85 @@
+"""`gpuvet rules`, `gpuvet rule`, `gpuvet kb info`, `gpuvet recommend` in-process."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import REAL, run_cli
+from gpuvet import kb as KB
+from gpuvet.checks.registry import all_checks
+from gpuvet.probes.pasted import parse_report
+
+
+def test_rules_lists_every_check():
+    r = run_cli(["rules"])
+    assert r.code == 0
+    for c in all_checks():
+        assert c.code in r.out and c.name in r.out
+    doc = run_cli(["rules", "--format", "json"]).json()
+    assert [c["code"] for c in doc["checks"]] == [c.code for c in all_checks()]
+    assert all(c["summary"] and c["severity"] for c in doc["checks"])
+    if KB.load().table("signatures"):
+        assert doc["signatures"] and "log signatures" in r.out
+
+
+def test_rule_by_code_and_name():
+    r = run_cli(["rule", "PKG100"])
+    assert r.code == 0 and r.out.startswith("PKG100 companion-built-for-other-torch")
+    assert "Why is this bad?" in r.out and "References:" in r.out
+    assert run_cli(["rule", "companion-built-for-other-torch"]).out == r.out
+    assert run_cli(["rule", "pkg100", "--format", "json"]).json()["sections"]["Fix"]
+    bad = run_cli(["rule", "XYZ999"])
+    assert bad.code == 2 and "no check" in bad.err
+
+
+def test_kb_info():
+    r = run_cli(["kb", "info"])
+    assert r.code == 0 and KB.load().version in r.out
+    assert "torch_releases" in r.out and "1.13" in r.out and "gfx1151" in r.out and "sm_120" in r.out
+    doc = run_cli(["kb", "info", "--format", "json"]).json()
+    assert doc["version"] == KB.load().version and doc["date"] == KB.load().date
+    tr = doc["tables"]["torch_releases"]
+    assert tr["releases"][0] == "1.13" and "2.9" in tr["releases"] and "cu130" in tr["variants"]
+    assert "gfx90a" in doc["tables"]["gpu_models"]["amd"]["archs"]
+
+
+def test_recommend_described_blackwell():
+    r = run_cli(["recommend", "--gpu", "RTX 5090", "--driver", "570.86.10", "--python", "3.12", "--format", "json"])
+    assert r.code == 0
+    rec = r.json()["recommendation"]
+    # driver 570 supports CUDA 12.8: the newest line with sm_120 and CUDA <= 12.8
+    assert rec["variant"] == "cu128"
+    assert rec["install"].startswith(f"pip install torch=={rec['torch']} torchvision==")
+    assert rec["install"].endswith("--index-url https://download.pytorch.org/whl/cu128")
+    assert r.json()["meta"]["kb"]["version"]
+
+
+def test_recommend_described_amd_and_none():
+    r = run_cli(["recommend", "--gpu", "AMD Instinct MI210", "--python", "3.11", "--format", "json"])
+    assert r.json()["recommendation"]["variant"].startswith("rocm")
+    r = run_cli(["recommend", "--gpu", "Radeon RX 5700 XT"])
+    assert r.code == 1 and "No torch build" in r.out  # gfx1010 is in no official wheel line
+    r = run_cli(["recommend", "--gpu", "Tesla V100", "--driver", "535.104.05", "--python", "3.9", "--format", "json"])
+    rec = r.json()["recommendation"]
+    assert rec["variant"] in ("cu118", "cu121") and rec["torch"].startswith("2.")
+
+
+def test_recommend_on_h200_facts_names_the_installed_build():
+    """On the real H200 capture: the installed torch 2.11.0+cu130 fits and is among the builds named."""
+    from gpuvet.recommend import recommend
+
+    facts = parse_report((REAL / "h200-cuda13" / "collect_env.txt").read_text(), "collect_env.txt")
+    result = recommend(facts, KB.load())
+    assert result["machine"]["driver"] == "580.159.04" and result["machine"]["driver_cuda"] == "13.0"
+    assert result["installed"]["fits"] and result["installed"]["variant"] == "cu130"
+    named = [result["recommendation"], *result["alternatives"]]
+    assert all(x["variant"] in ("cu130", "cu128", "cu126") for x in named)
+    assert any(x["torch"] == "2.11.0" and x["variant"] == "cu130" for x in named)
+    assert all("cu132" not in x["variant"] for x in named)  # 13.2 needs a newer driver than 580
+
+
+def test_recommend_live_with_fake_system():
+    from gpuvet.probes.system import FakeSystem
+
+    r = run_cli(["recommend", "--format", "json"], system=FakeSystem())
+    assert r.code in (0, 1)
+    assert "recommendation" in r.json()
