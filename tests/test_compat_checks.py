@@ -227,3 +227,10 @@ def test_real_h200_collect_env():
     assert by["BLD103"]["outcome"] == "passed"  # Python 3.12
     assert by["LIB107"]["outcome"] == "passed"  # glibc 2.39 >= 2.28
     assert by["BLD106"]["outcome"] == "passed"
+
+
+def test_bld103_described_stack_without_python_is_not_a_gap():
+    f = facts(torch_build("2.5.1+cu124"), os_info(glibc="2.17"))
+    assert outcomes(C.python_outside_range, f) == [Outcome.UNKNOWN]  # live: Python should have been read
+    f.origin = "described"
+    assert outcomes(C.python_outside_range, f) == [Outcome.SKIPPED]

@@ -190,9 +190,7 @@ def build_facts(desc: Description, kb: Any) -> tuple[Facts, list[str]]:
     elif desc.nvcc:
         facts.add([row("compilers", SOURCE, name="nvcc", version=desc.nvcc, platform="nvidia",
                        cuda_version=desc.nvcc, path="")])
-    # the tables a described stack speaks for, even when it left them empty
-    if desc.gpu or desc.torch:
-        facts.mark("gpu_devices") if desc.gpu else None
+    # a described torch speaks for the whole package list: what is not named is not installed
     if desc.torch or desc.packages:
         facts.mark("packages")
     return facts, gaps
