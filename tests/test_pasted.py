@@ -90,3 +90,9 @@ def test_truncated_collect_env_keeps_what_it_has():
     facts = parse_report(cut)
     assert facts.first("framework_builds")["version"] == "2.11.0+cu130"
     assert facts.table("drivers") == []
+
+
+def test_pasted_tool_failures_become_probe_errors():
+    facts = parse_report("Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 535.161\n")
+    assert facts.status("drivers") == "error"
+    assert "mismatch" in facts.table_errors("drivers")[0].message

@@ -297,6 +297,17 @@ def parse_report(text: str, source: str = "<pasted>") -> Facts:
         if rows:
             recognised = True
             facts.add(rows)
+    nv_err = getattr(nvidia, "nvidia_smi_error", None)
+    msg = nv_err(text) if nv_err else None
+    if msg and "not found" not in msg:
+        # a pasted nvidia-smi that failed: the driver tables could not be read, which checks must see
+        facts.fail(ProbeError("pasted.nvidia-smi", ("drivers", "gpu_devices"), msg))
+        recognised = True
+    amd_err = getattr(amd, "rocminfo_error", None)
+    msg = amd_err(text) if amd_err else None
+    if msg:
+        facts.fail(ProbeError("pasted.rocminfo", ("gpu_devices",), msg))
+        recognised = True
     if not recognised:
         raise ValueError(f"{source}: no recognisable tool output (expected collect_env, rocminfo, nvidia-smi, "
                          "hipconfig, hipcc/nvcc --version, pip list/freeze or torch/version.py)")
