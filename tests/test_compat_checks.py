@@ -234,3 +234,11 @@ def test_bld103_described_stack_without_python_is_not_a_gap():
     assert outcomes(C.python_outside_range, f) == [Outcome.UNKNOWN]  # live: Python should have been read
     f.origin = "described"
     assert outcomes(C.python_outside_range, f) == [Outcome.SKIPPED]
+
+
+def test_bld106_rocm64_rocblas_without_gfx906():
+    # ROCm/legacy-rocm-build#4625
+    f = facts(torch_build("2.11.0+rocm7.2", hip="7.2", variant="rocm"), gpu("AMD Instinct MI50", vendor="amd"))
+    assert outcomes(C.known_broken_combination, f) == [Outcome.FAILED]
+    f = facts(torch_build("2.9.1+rocm6.3", hip="6.3", variant="rocm"), gpu("AMD Instinct MI50", vendor="amd"))
+    assert outcomes(C.known_broken_combination, f) == [Outcome.PASSED]

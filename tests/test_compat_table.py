@@ -83,6 +83,8 @@ CASES = [
      "Dao-AILab/flash-attention#950"),
     ([T, "2.12.0.dev20260301+rocm7.2", "--gpu", "Radeon RX Vega 56"], "breaks", "BLD106",
      "pytorch#179865: nightly rocBLAS without gfx900"),
+    ([T, "2.12", "--rocm", "7.2", "--gpu", "AMD Instinct MI50"], "breaks", "BLD106",
+     "ROCm/legacy-rocm-build#4625: rocBLAS of ROCm >= 6.4 has no gfx906 kernels"),
     # --- NumPy 2 and manylinux (python_rules) ---------------------------------------------------------------
     ([T, "2.1.2", "--cuda", "12.1", "--package", "numpy==2.0.1"], "breaks", "PKG105", "NumPy 2 migration guide"),
     ([T, "2.3.1", "--cuda", "12.1", "--package", "numpy==2.0.1"], "works", None, "torch 2.3 is built against NumPy 2"),

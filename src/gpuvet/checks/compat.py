@@ -484,7 +484,8 @@ def _issue_matches(ctx: Context, issue: dict[str, Any], version: str, variant: s
     if "variant" in when:
         if not variant:
             return None, why
-        if variant != when["variant"]:
+        wanted = when["variant"] if isinstance(when["variant"], list) else [when["variant"]]
+        if variant not in wanted:
             return False, why
         why.append(f"variant {variant}")
     if "package" in when:
