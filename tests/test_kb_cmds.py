@@ -83,3 +83,19 @@ def test_recommend_live_with_fake_system():
     r = run_cli(["recommend", "--format", "json"], system=FakeSystem())
     assert r.code in (0, 1)
     assert "recommendation" in r.json()
+
+
+def test_compat_and_recommend_json_follow_the_report_schema():
+    import json
+
+    import jsonschema
+
+    from conftest import ROOT
+
+    schema = json.loads((ROOT / "docs" / "report-schema.json").read_text())
+    for argv in (["compat", "--torch", "2.6", "--cuda", "12.6", "--gpu", "RTX 5090", "--format", "json"],
+                 ["recommend", "--gpu", "H200", "--driver", "580.159.04", "--format", "json"]):
+        doc = run_cli(argv).json()
+        jsonschema.validate(doc, schema)
+    doc = run_cli(["compat", "--torch", "2.6", "--cuda", "12.6", "--gpu", "RTX 5090", "--format", "json"]).json()
+    assert doc["verdict"] == "breaks" and doc["findings"] and doc["described"]["gpu"] == "RTX 5090"
