@@ -191,3 +191,27 @@ def test_unreadable_gpu_library_gives_reason():
                              "/s/torch/lib/libtorch_cuda.so": b"garbage" * 100}, paths=["/s"])
     [r] = list(framework._probe(fake))
     assert r["targets"] == [] and r["targets_source"].startswith("could not read")
+
+
+# -- the real H200 run (tests/fixtures/elf/h200-probe-capture.txt) ----------------------------------------
+def test_h200_capture():
+    """What the probe printed on the H200 itself agrees with torch's own answers captured there."""
+    import ast as _ast
+    import json
+
+    text = (Path(__file__).resolve().parent / "fixtures" / "elf" / "h200-probe-capture.txt").read_text()
+    lines = text.splitlines()
+    arch_list = _ast.literal_eval(lines[-1])
+    rows = [json.loads(line.split(" ", 1)[1].rsplit(" | ", 1)[0]) | {"table": line.split(" ", 1)[0]}
+            for line in lines if line.split(" ", 1)[0] in ("framework_builds", "libraries", "shared_libraries")
+            and line.split(" ", 1)[1].startswith("{")]
+    torch = next(r for r in rows if r["table"] == "framework_builds" and r["name"] == "torch")
+    assert torch["targets"] == arch_list == ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+    cudnn = {r["selected"]: (r["version"], r["origin"]) for r in rows if r["table"] == "libraries" and r["name"] == "cudnn"}
+    assert cudnn == {True: ("9.19.0.56", "pip"), False: ("9.14.0", "system")}
+    assert "shared_libraries vs ldd mismatches: []" in text
+    assert "binary cache == ldconfig -p: True" in text
+    counts = _ast.literal_eval(next(line for line in lines if line.startswith("counts ")).split(" ", 1)[1].split(" containers")[0])
+    assert counts == elfbuild.h200_fatbin_counts()  # the walker's counts equal cuobjdump's
+    first = float(lines[0].split("first probe ")[1].split("s")[0])
+    assert first < 1.0

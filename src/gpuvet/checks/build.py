@@ -494,8 +494,9 @@ def gpu_library_shadowed(ctx: Context) -> Iterable:
         where = "; ".join(f"{o.get('version') or '?'} at {o.get('path') or o.source} ({o.get('origin') or '?'})"
                           for o in olist)
         who = os.path.basename(s.get("requested_by") or "") or "the framework"
+        detail = ", ".join(x for x in (s.get("origin"), s.get("path")) if x)
         title = (f"{_lib_label(s.get('name'))}: {who} loads "
-                 f"{s.get('version') or '?'} ({s.get('origin')}, {s.get('path')}); shadowed: {where}")
+                 f"{s.get('version') or '?'}" + (f" ({detail})" if detail else "") + f"; shadowed: {where}")
         why = ("The framework loads the first copy on its search path; other tools (collect_env, ldconfig, "
                "extensions built against the system toolkit) report or link the shadowed copy.")
         if pointed:

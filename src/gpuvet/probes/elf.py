@@ -403,9 +403,12 @@ def code_objects(system: Any, path: str) -> CodeObjects:
         with system.open_binary(path) as fh:
             info = read_elf_info(fh, path)
 
+            raw = getattr(fh, "raw", fh)  # unbuffered: read the 48 header bytes, not 8 KiB around them
+
             def read(off: int, n: int) -> bytes:
-                fh.seek(off)
-                return fh.read(n)
+                raw.seek(off)
+                out = raw.read(n)
+                return out if out is not None else b""
 
             sec = info.sections.get(".nv_fatbin")
             if sec is not None and sec.type != "SHT_NOBITS" and sec.size:
