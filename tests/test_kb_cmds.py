@@ -99,3 +99,46 @@ def test_compat_and_recommend_json_follow_the_report_schema():
         jsonschema.validate(doc, schema)
     doc = run_cli(["compat", "--torch", "2.6", "--cuda", "12.6", "--gpu", "RTX 5090", "--format", "json"]).json()
     assert doc["verdict"] == "breaks" and doc["findings"] and doc["described"]["gpu"] == "RTX 5090"
+
+
+# -- captured on the real H200 (tests/fixtures/kb/h200-device/README.md) ----------------------------------
+def test_h200_capture_check_verdicts_of_the_kb_rules():
+    import json
+
+    from conftest import FIXTURES
+
+    doc = json.loads((FIXTURES / "kb" / "h200-device" / "check.json").read_text())
+    mine = {f["code"]: f["outcome"] for f in doc["findings"] if f["code"][3:4] == "1"}
+    assert mine["PKG100"] == mine["PKG105"] == mine["BLD103"] == mine["BLD106"] == mine["LIB107"] == "passed"
+    assert mine["BLD102"] == "skipped"  # the ELF target list was read there; BLD040 judged it
+    assert {f["code"]: f["outcome"] for f in doc["findings"]}["BLD040"] == "passed"
+
+
+def test_h200_capture_recommend_names_the_installed_working_build():
+    import json
+
+    from conftest import FIXTURES
+
+    d = FIXTURES / "kb" / "h200-device"
+    rec = json.loads((d / "recommend.json").read_text())
+    assert rec["installed"] == {"torch": "2.11.0+cu130", "variant": "cu130", "fits": True, "why": []}
+    named = [rec["recommendation"], *rec["alternatives"]]
+    hit = [x for x in named if x["torch"] == "2.11.0" and x["variant"] == "cu130"]
+    assert hit and hit[0]["install"] == ("pip install torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0 "
+                                         "--index-url https://download.pytorch.org/whl/cu130")
+    works = (d / "torch-works.txt").read_text()
+    # ... and that build, with exactly those companions, ran GPU work there
+    assert "torch 2.11.0+cu130 torchvision 0.26.0+cu130 torchaudio 2.11.0+cu130" in works
+    assert "matmul finite True" in works and "nms on cuda [0, 2]" in works and "torch.compile (triton) ok" in works
+    # the same facts, re-read by this tree, give the same answer
+    from gpuvet import kb as K
+    from gpuvet.model import Facts, row
+    from gpuvet.recommend import recommend
+
+    facts = Facts(origin="pasted")
+    for table, rows in rec["facts"].items():
+        for r in rows:
+            r = dict(r)
+            facts.add([row(table, r.pop("source", ""), **r)])
+    again = recommend(facts, K.load())
+    assert again["recommendation"] == rec["recommendation"] and again["installed"]["fits"]
