@@ -227,6 +227,8 @@ def test_hip_runtime_mismatch():
     assert outcome(build.framework_runtime_mismatch, f)[0] == [Outcome.FAILED]
     f = facts(rocm, lib("amdhip64", "6.2.41133", f"{SITE}/torch/lib/libamdhip64.so", True, "framework-bundled"))
     assert outcome(build.framework_runtime_mismatch, f)[0] == [Outcome.PASSED]
+    f = facts(rocm, lib("amdhip64", "", f"{SITE}/torch/lib/libamdhip64.so", True, "framework-bundled"))
+    assert outcome(build.framework_runtime_mismatch, f)[0] == [Outcome.PASSED]
     f = facts(rocm)
     assert outcome(build.framework_runtime_mismatch, f)[0] == [Outcome.UNKNOWN]
 

@@ -571,6 +571,10 @@ def framework_runtime_mismatch(ctx: Context) -> Iterable:
                           f"is not known")
             continue
         have = _nums(lib.get("version"), 2)
+        if have is None and lib.get("origin") == "framework-bundled":
+            yield Pass(f"{_label(b)} loads the runtime bundled with it ({lib.get('path')})",
+                       [ev(lib, f"loads {lib.get('path')} (framework-bundled)")])
+            continue
         if have is None:
             yield Unknown(f"the version of {lib.get('path')} is not known")
             continue

@@ -14,8 +14,9 @@ Everything here seeks; nothing reads a library whole (libtorch_cuda.so is ~456 M
 * HIP: the ``.hip_fatbin`` section, a sequence of ``__CLANG_OFFLOAD_BUNDLE__`` bundles
   (``u64 count`` then ``u64 offset, u64 size, u64 id length, id`` per entry) whose entry ids name the
   targets (``hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-``).  Compressed bundles (``CCOB``, clang
-  ``--offload-compress``) are decompressed only as far as the bundle header (zlib; zstd when a zstd
-  module is importable).
+  ``--offload-compress``, used by PyTorch's ROCm wheels since early 2025) are decompressed only as far
+  as the bundle header: zlib from the standard library; zstd through ``compression.zstd`` (Python
+  3.14), the ``zstandard`` module, or the system's ``libzstd.so.1`` via ctypes.
 
 Results are cached in memory by (path, size, mtime).
 """
@@ -243,17 +244,17 @@ def _bundle_total(data: bytes) -> int:
 
 
 def _decompress_head(method: int, payload: bytes, want: int = 1 << 16) -> bytes | None:
+    """The first ``want`` bytes of a compressed bundle's payload (0 zlib, 1 zstd), or None."""
     if method == 0:  # zlib
         try:
             return zlib.decompressobj().decompress(payload, want)
         except zlib.error:
             return None
-    if method == 1:  # zstd
+    if method == 1:  # zstd: stdlib (3.14+), the zstandard module, or the system's libzstd
         try:
-            from compression import zstd  # type: ignore[import-not-found]  # Python 3.14+
+            from compression import zstd  # type: ignore[import-not-found]
 
-            d = zstd.ZstdDecompressor()
-            return d.decompress(payload, max_length=want)
+            return zstd.ZstdDecompressor().decompress(payload, max_length=want)
         except ImportError:
             pass
         except Exception:
@@ -263,9 +264,131 @@ def _decompress_head(method: int, payload: bytes, want: int = 1 << 16) -> bytes 
 
             return zstandard.ZstdDecompressor().decompressobj().decompress(payload)[:want]
         except ImportError:
-            return None
+            pass
         except Exception:
             return None
+        return _libzstd_head(payload, want)
+    return None
+
+
+_LIBZSTD: Any = None
+
+
+def _libzstd() -> Any:
+    """libzstd.so.1 through ctypes (dpkg and rpm depend on it, so it is on nearly every Linux)."""
+    global _LIBZSTD
+    if _LIBZSTD is None:
+        import ctypes
+        import ctypes.util
+
+        lib = None
+        for name in ("libzstd.so.1", ctypes.util.find_library("zstd")):
+            if not name:
+                continue
+            try:
+                lib = ctypes.CDLL(name)
+                break
+            except OSError:
+                continue
+        if lib is not None:
+            lib.ZSTD_createDCtx.restype = ctypes.c_void_p
+            lib.ZSTD_freeDCtx.argtypes = [ctypes.c_void_p]
+            lib.ZSTD_decompressStream.restype = ctypes.c_size_t
+            lib.ZSTD_decompressStream.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+            lib.ZSTD_isError.restype = ctypes.c_uint
+            lib.ZSTD_isError.argtypes = [ctypes.c_size_t]
+        _LIBZSTD = lib or False
+    return _LIBZSTD or None
+
+
+def _libzstd_head(payload: bytes, want: int) -> bytes | None:
+    import ctypes
+
+    lib = _libzstd()
+    if lib is None:
+        return None
+
+    class Buf(ctypes.Structure):
+        _fields_ = [("ptr", ctypes.c_void_p), ("size", ctypes.c_size_t), ("pos", ctypes.c_size_t)]
+
+    src = ctypes.create_string_buffer(payload, len(payload))
+    dst = ctypes.create_string_buffer(want)
+    inb = Buf(ctypes.cast(src, ctypes.c_void_p), len(payload), 0)
+    outb = Buf(ctypes.cast(dst, ctypes.c_void_p), want, 0)
+    dctx = lib.ZSTD_createDCtx()
+    if not dctx:
+        return None
+    try:
+        while outb.pos < want and inb.pos < inb.size:
+            before = (inb.pos, outb.pos)
+            ret = lib.ZSTD_decompressStream(dctx, ctypes.byref(outb), ctypes.byref(inb))
+            if lib.ZSTD_isError(ret):
+                return dst.raw[:outb.pos] or None
+            if ret == 0 or (inb.pos, outb.pos) == before:
+                break
+    finally:
+        lib.ZSTD_freeDCtx(dctx)
+    return dst.raw[:outb.pos]
+
+
+def _bundle_head(read: Callable[[int, int], bytes], pos: int, end: int) -> bytes:
+    """Enough bytes at ``pos`` to hold a bundle's header (its entry table), read in growing steps."""
+    n = 4096
+    while True:
+        head = read(pos, min(n, end - pos))
+        if not head.startswith(BUNDLE_MAGIC) or len(head) < n or n >= 1 << 22:
+            return head
+        (count,) = struct.unpack_from("<Q", head, len(BUNDLE_MAGIC))
+        p = len(BUNDLE_MAGIC) + 8
+        complete = True
+        for _ in range(min(count, 4096)):
+            if p + 24 > len(head):
+                complete = False
+                break
+            idlen = struct.unpack_from("<Q", head, p + 16)[0]
+            p += 24 + idlen
+            if p > len(head):
+                complete = False
+                break
+        if complete:
+            return head
+        n *= 4
+
+
+def _ccob_head(read: Callable[[int, int], bytes], pos: int, method: int, hdr: int, total: int,
+               want: int = 16 * 1024) -> bytes | None:
+    """The first ``want`` decompressed bytes of a compressed bundle, reading its payload in growing steps."""
+    limit = (total - hdr) if total > hdr else 1 << 22
+    n = 16 * 1024
+    while True:
+        payload = read(pos + hdr, min(n, limit))
+        inner = _decompress_head(method, payload, want)
+        if inner and (parse_bundle_header(inner) or len(inner) >= want):
+            return inner
+        if n >= limit or n >= 1 << 22:
+            return inner
+        n *= 8
+
+
+def _next_magic(read: Callable[[int, int], bytes], pos: int, start: int, end: int) -> int | None:
+    """The next bundle at or after ``pos``: bundles in .hip_fatbin are 4096-byte aligned, so try the
+    aligned offsets first, then scan (bounded)."""
+    for cand in (pos, start + -(-(pos - start) // 4096) * 4096, -(-pos // 4096) * 4096):
+        if cand + 4 <= end:
+            head = read(cand, len(BUNDLE_MAGIC))
+            if head.startswith(BUNDLE_MAGIC) or head.startswith(CCOB_MAGIC):
+                return cand
+    p = pos
+    scanned = 0
+    while p < end and scanned < 16 * _GAP_SCAN:
+        chunk = read(p, min(_GAP_SCAN, end - p))
+        if not chunk:
+            return None
+        hits = [i for i in (chunk.find(BUNDLE_MAGIC), chunk.find(CCOB_MAGIC)) if i >= 0]
+        if hits:
+            return p + min(hits)
+        p += max(1, len(chunk) - len(BUNDLE_MAGIC))
+        scanned += len(chunk)
     return None
 
 
@@ -275,59 +398,55 @@ def walk_offload_bundles(read: Callable[[int, int], bytes], start: int, size: in
     bundles = 0
     notes: set[str] = set()
     end = start + size
-    pos = start
-    while pos + 24 <= end and bundles < MAX_CONTAINERS:
-        head = read(pos, min(64 * 1024, end - pos))
-        if head.startswith(BUNDLE_MAGIC):
+    pos: int | None = start
+    while pos is not None and pos + 24 <= end and bundles < MAX_CONTAINERS:
+        magic = read(pos, len(BUNDLE_MAGIC))
+        got: list[str] | None = None
+        if magic.startswith(BUNDLE_MAGIC):
+            head = _bundle_head(read, pos, end)
             got = parse_bundle_header(head)
             if got is None:
                 break
             bundles += 1
-            for i in got:
-                ids.append(i)
-                t = hip_target_of_id(i)
-                if t:
-                    counts[t] += 1
-            total = _bundle_total(head)
-            nxt = pos + max(total, 1)
-        elif head.startswith(CCOB_MAGIC) and len(head) >= 24:
+            nxt = pos + max(_bundle_total(head), 1)
+        elif magic.startswith(CCOB_MAGIC):
+            head = read(pos, 32)
+            if len(head) < 24:
+                break
             version, method = struct.unpack_from("<HH", head, 4)
             if version >= 3:
-                total, _usize = struct.unpack_from("<QQ", head, 8)
-                hdr = 8 + 16 + 8
+                total = struct.unpack_from("<Q", head, 8)[0]
+                hdr = 32
             elif version == 2:
-                total, _usize = struct.unpack_from("<II", head, 8)
-                hdr = 8 + 8 + 8
+                total = struct.unpack_from("<I", head, 8)[0]
+                hdr = 24
             else:
-                total, hdr = 0, 8 + 4 + 8
+                total, hdr = 0, 20
             bundles += 1
-            payload = read(pos + hdr, min(1 << 20, (total - hdr) if total > hdr else 1 << 20))
-            inner = _decompress_head(method, payload)
+            inner = _ccob_head(read, pos, method, hdr, total)
             got = parse_bundle_header(inner) if inner else None
             if got is None:
-                notes.add("compressed offload bundle (zstd) could not be read: no zstd module"
+                notes.add("compressed offload bundle (zstd) could not be read: no zstd decoder"
                           if method == 1 else "compressed offload bundle could not be read")
-            else:
+            if not total:  # version 1 gives no total size: cannot walk further
+                notes.add("compressed bundle v1: only the first bundle was read")
+                got = got or []
                 for i in got:
                     ids.append(i)
                     t = hip_target_of_id(i)
                     if t:
                         counts[t] += 1
-            if not total:  # version 1 gives no total size: cannot walk further
-                notes.add("compressed bundle v1: only the first bundle was read")
                 break
             nxt = pos + total
         else:
-            # bundles are padded (4096-byte aligned in .hip_fatbin): find the next magic
-            i1, i2 = head.find(BUNDLE_MAGIC, 1), head.find(CCOB_MAGIC, 1)
-            cands = [i for i in (i1, i2) if i > 0]
-            if cands:
-                nxt = pos + min(cands)
-            elif len(head) < 64 * 1024:
-                break
-            else:
-                nxt = pos + len(head) - len(BUNDLE_MAGIC)
-        pos = nxt
+            pos = _next_magic(read, pos + 1, start, end)
+            continue
+        for i in got or []:
+            ids.append(i)
+            t = hip_target_of_id(i)
+            if t:
+                counts[t] += 1
+        pos = _next_magic(read, nxt, start, end)
     return CodeObjects("hip-offload-bundle", counts, bundles, sum(counts.values()), tuple(ids),
                        note="; ".join(sorted(notes)))
 
