@@ -206,3 +206,16 @@ def test_cache_by_path_size_mtime(tmp_path):
     a = elf.code_objects(sysm, str(lib))
     b = elf.code_objects(sysm, str(lib))
     assert a is b and len(opened) == 1
+
+
+def test_real_debian_rocrand_bundle_header():
+    """The real bundle header of Debian's librocrand 5.3.3 (see fixtures/elf/README.md)."""
+    head = (Path(__file__).resolve().parent / "fixtures" / "elf" / "librocrand1-5.3.3-4-hip_fatbin-head.bin").read_bytes()
+    ids = elf.parse_bundle_header(head)
+    assert ids is not None and len(ids) == 8
+    assert "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+" in ids and "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-" in ids
+    # walked as a section (the entries' code is beyond the excerpt: the walk stops there)
+    co = elf.walk_offload_bundles(lambda o, n: head[o:o + n], 0, len(head))
+    assert co.containers == 1
+    full, partial = co.split()
+    assert full == ["gfx803", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx1030"] and partial == {}

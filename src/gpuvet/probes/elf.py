@@ -78,7 +78,7 @@ class CodeObjects:
     """GPU code objects found in a library: counts per target name, and what was walked."""
 
     kind: str  # cuda-fatbin | hip-offload-bundle | none
-    counts: Counter  # target name -> number of entries ('sm_90', 'compute_90', 'sm_90a', 'gfx90a')
+    counts: Counter  # target -> entries ('sm_90', 'compute_90', 'sm_90a'); HIP: bundles holding it ('gfx90a')
     containers: int = 0
     entries: int = 0
     ids: tuple[str, ...] = ()  # HIP: full bundle entry ids (with feature suffixes)
@@ -430,22 +430,16 @@ def walk_offload_bundles(read: Callable[[int, int], bytes], start: int, size: in
                           if method == 1 else "compressed offload bundle could not be read")
             if not total:  # version 1 gives no total size: cannot walk further
                 notes.add("compressed bundle v1: only the first bundle was read")
-                got = got or []
-                for i in got:
-                    ids.append(i)
-                    t = hip_target_of_id(i)
-                    if t:
-                        counts[t] += 1
+                ids.extend(got or [])
+                counts.update({t for t in (hip_target_of_id(i) for i in got or []) if t})
                 break
             nxt = pos + total
         else:
             pos = _next_magic(read, pos + 1, start, end)
             continue
-        for i in got or []:
-            ids.append(i)
-            t = hip_target_of_id(i)
-            if t:
-                counts[t] += 1
+        ids.extend(got or [])
+        # count each target once per bundle: gfx90a:xnack+ and gfx90a:xnack- are one target
+        counts.update({t for t in (hip_target_of_id(i) for i in got or []) if t})
         pos = _next_magic(read, nxt, start, end)
     return CodeObjects("hip-offload-bundle", counts, bundles, sum(counts.values()), tuple(ids),
                        note="; ".join(sorted(notes)))
