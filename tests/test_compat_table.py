@@ -139,6 +139,7 @@ def test_terminal_output_says_the_verdict():
     ([T, "2.8", "--cuda", "12.8", "--rocm", "6.4"], "not both"),
     ([T, "banana"], "not a version"),
     (["--package", "xformers"], "NAME==VERSION"),
+    ([T, "2.8.0+cu128", "--cuda", "12.6"], "contradicts"),
 ])
 def test_usage_errors(argv, msg):
     r = run_cli(["compat", *argv])

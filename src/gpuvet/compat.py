@@ -94,6 +94,10 @@ def build_facts(desc: Description, kb: Any) -> tuple[Facts, list[str]]:
             base = release.latest  # "2.8" -> the release's latest patch
         tag = q.local_tag(desc.torch)
         base = base.split("+")[0]
+        if tag and ((desc.cuda and tag != q.cuda_tag(desc.cuda)) or (desc.rocm and tag != f"rocm{desc.rocm}")
+                    or (tag == "cpu" and (desc.cuda or desc.rocm))):
+            raise DescriptionError(f"--torch {desc.torch} names the +{tag} wheel line, which contradicts "
+                                   f"--{'cuda' if desc.cuda else 'rocm'} {desc.cuda or desc.rocm}")
         kind = ""
         variant = None
         if release is not None:
