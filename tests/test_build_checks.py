@@ -131,8 +131,10 @@ def test_gfx_of_override():
 
 
 def test_arch_unknown_targets_and_no_gpu():
-    outs, _ = outcome(build.gpu_arch_not_in_build, facts(torch(targets=()), gpu()))
+    outs, _ = outcome(build.gpu_arch_not_in_build, facts(torch(targets=(), src="could not read x: y"), gpu()))
     assert outs == [Outcome.UNKNOWN]
+    outs, _ = outcome(build.gpu_arch_not_in_build, facts(torch(targets=(), src=""), gpu()))
+    assert outs == [Outcome.SKIPPED]  # pasted: nobody read the libraries (BLD102 uses the KB)
     outs, _ = outcome(build.gpu_arch_not_in_build, facts(torch()))
     assert outs == [Outcome.SKIPPED]
     f = Facts()

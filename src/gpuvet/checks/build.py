@@ -145,6 +145,10 @@ def gpu_arch_not_in_build(ctx: Context) -> Iterable:
         if not mine:
             continue  # wrong-vendor-build's business
         targets = [t for t in (b.get("targets") or []) if t]
+        if not targets and not b.get("targets_source"):
+            # a pasted / described build: nobody read its libraries; BLD102 judges the official wheel's list
+            yield Skip(f"the GPU targets of {_label(b)} were not read from its libraries")
+            continue
         if not targets:
             yield Unknown(f"the GPU targets of {_label(b)} are not known ({b.get('targets_source') or 'not read'})",
                           [ev(b, f"{_label(b)}: {b.get('targets_source') or 'no targets'}")])
@@ -168,7 +172,7 @@ def gpu_arch_not_in_build(ctx: Context) -> Iterable:
             else:
                 yield from _judge_amd(b, arch, targets, gname, evidence, override)
     if not checked:
-        yield Skip("no GPU of the build's vendor")
+        yield Skip("no GPU of the build's vendor, or no target list read")
 
 
 def _judge_cuda(b: Row, arch: str, targets: list[str], gname: str, evidence: list) -> Iterable:
