@@ -152,6 +152,10 @@ def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
                       [ev(drv, f"amdgpu {drv.get('version') or ''} (inbox)")])
         return
     dver = str(drv.get("version") or "")
+    if not dver:
+        yield Unknown("the amdgpu driver is loaded but its version was not printed "
+                      "(no /sys/module/amdgpu/version)", [ev(drv, "ROCk module is loaded")])
+        return
     release = None
     pkg_row = None
     for p in packages:

@@ -145,9 +145,8 @@ def parse_rock_module(text: str, source: str) -> list[Row]:
         return [row("drivers", source, vendor="amd", component="kernel-module", version=m.group(1),
                     flavor="dkms")]
     if re.search(r"ROCk module is loaded", t):
-        # rocminfo says this when /sys/module/amdgpu/version is absent: the kernel's own amdgpu
-        return [row("drivers", source, vendor="amd", component="kernel-module", version="",
-                    flavor="inbox")]
+        # older rocminfo (and newer ones without /sys/module/amdgpu/version) print no version
+        return [row("drivers", source, vendor="amd", component="kernel-module", version="")]
     return []
 
 
@@ -162,16 +161,28 @@ def parse_rocminfo(text: str, source: str) -> list[Row]:
     if m:
         rows.append(row("runtimes", source, vendor="amd", name="hsa-runtime", version=m.group(1),
                         origin="pasted" if source.startswith("<") else "system"))
-    # split into agents at the '*******' banners / 'Agent N' lines
-    agents = re.split(r"^\s*\*{3,}\s*\n\s*Agent\s+\d+\s*\n\s*\*{3,}\s*$|^\s*\*\*\* Agent \d+ \*\*\*\s*$",
-                      t, flags=re.M)
+    # Agents: each begins with its agent-level "Name:" line (the indentation of "Device Type:");
+    # banners ("*******  Agent N") vary and users elide parts of the output ("[...]").
+    lines = t.splitlines()
+    dt_indent = [len(m.group(1)) for m in (re.match(r"^(\s*)Device Type:", ln) for ln in lines) if m]
+    if not dt_indent:
+        return rows
+    base = min(dt_indent)
+    agents: list[list[str]] = []
+    for ln in lines:
+        m = re.match(r"^(\s*)Name:\s", ln)
+        if m and len(m.group(1)) == base:
+            agents.append([])
+        if agents:
+            agents[-1].append(ln)
     idx = 0
-    for block in agents[1:]:
+    for lines_ in agents:
+        block = "\n".join(lines_)
         dtype = re.search(r"^\s*Device Type:\s*(\S+)", block, re.M)
         if not dtype or dtype.group(1).upper() != "GPU":
             continue
-        name = re.search(r"^\s*Name:\s*(.+?)\s*$", block, re.M)
-        mkt = re.search(r"^\s*Marketing Name:\s*(.*?)\s*$", block, re.M)
+        name = re.match(r"^\s*Name:\s*(.+?)\s*$", lines_[0])
+        mkt = re.search(r"^\s*Marketing Name:[ \t]*(.*?)\s*$", block, re.M)
         isa = re.search(r"amdgcn-amd-amdhsa--(gfx[0-9a-f]+)", block)
         arch = _arch(name.group(1) if name else None) or (isa.group(1) if isa else None)
         mem = None
@@ -241,7 +252,7 @@ def parse_hipcc_version(text: str, source: str) -> list[Row]:
     """``hipcc --version``: 'HIP version: X' then AMD clang's banner (platform amd) or nvcc's
     (platform nvidia, cuda_version = nvcc's release)."""
     t = _clean(text).strip()
-    m = re.search(r"HIP version\s*:\s*(\S+)", t)
+    m = re.search(r"^HIP version: (\S+)", t, re.M)  # hipconfig's banner is 'HIP version  : '
     if not m:
         return []
     cuda = _NVCC_REL.search(t)

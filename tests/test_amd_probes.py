@@ -1,0 +1,283 @@
+"""AMD probes: parsers on real captured outputs (Debian 12's ROCm 5.2 packages on a machine without
+an AMD GPU, public rocminfo / hipconfig / rocm-smi / amd-smi captures), live probes on a FakeSystem."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from packaging.version import Version
+
+from conftest import fixture_text
+from gpuvet.probes import amd as A
+from gpuvet.probes.base import ProbeFailed, run_probes
+from gpuvet.probes.system import CommandResult, FakeSystem
+
+DEB = "real/debian12-cpu-rocm52/"
+
+
+def t(rows, table):
+    return [dict(r.values) for r in rows if r.table == table]
+
+
+def strip_exit(text: str) -> tuple[str, int]:
+    """The Debian captures end with an 'exit=N' line the capture script added."""
+    lines = text.splitlines()
+    code = 0
+    if lines and lines[-1].startswith("exit="):
+        code = int(lines[-1].split("=", 1)[1])
+        lines = lines[:-1]
+    return "\n".join(lines) + "\n", code
+
+
+# -- Debian 12, ROCm 5.2.3, no AMD GPU, no ROCk module ------------------------------------------------
+def test_rocminfo_without_rock_module_gives_no_rows_and_says_why():
+    text, code = strip_exit(fixture_text(DEB + "rocminfo.txt"))
+    assert code == 1
+    assert A.parse_rocminfo(text, "rocminfo") == []
+    assert A.rocminfo_error(text) == "ROCk module is NOT loaded, possibly no GPU devices"
+
+
+def test_rocm_smi_without_driver_gives_no_rows():
+    text, _ = strip_exit(fixture_text(DEB + "rocm-smi.txt"))
+    assert A.parse_rocm_smi(text, "rocm-smi") == []
+    assert A.parse_amd_smi(text, "rocm-smi") == []
+
+
+def test_hipconfig_full_on_debian_resolves_to_nvidia():
+    rows = A.parse_hipconfig(fixture_text(DEB + "hipconfig-full.txt"), "hipconfig --full")
+    assert t(rows, "compilers") == [{"name": "hipconfig", "version": "5.2.21153-0", "platform": "nvidia",
+                                     "cuda_version": "13.0"}]
+    assert t(rows, "runtimes") == []  # ROCM_PATH /usr names no release
+    assert A.hip_version(fixture_text(DEB + "hipconfig-full.txt")) == Version("5.2.21153")
+
+
+def test_hipconfig_version_alone():
+    text = fixture_text(DEB + "hipconfig-version.txt")
+    assert text == "5.2.21153-0"  # no newline: hipconfig --version prints none
+    rows = A.parse_hipconfig(text, "hipconfig --version")
+    assert t(rows, "compilers") == [{"name": "hipconfig", "version": "5.2.21153-0", "platform": None,
+                                     "cuda_version": None}]
+    assert A.hip_version(text) == Version("5.2.21153")
+
+
+def test_hipcc_version_prints_nvccs_banner():
+    rows = A.parse_hipcc_version(fixture_text(DEB + "hipcc-version.txt"), "hipcc --version")
+    assert t(rows, "compilers") == [{"name": "hipcc", "version": "5.2.21153-0", "platform": "nvidia",
+                                     "cuda_version": "13.0"}]
+
+
+def test_dpkg_list_of_debian_rocm_packages():
+    pkgs = A.parse_dpkg_list(fixture_text(DEB + "dpkg-gpu-packages.txt"))
+    assert pkgs["libamdhip64-5"] == "5.2.3-8" and pkgs["hipcc"] == "5.2.3-8" and pkgs["rocminfo"] == "5.2.3-2"
+    assert "libdrm-amdgpu1" not in pkgs
+    rows = A.dpkg_rows(pkgs, "dpkg")
+    assert t(rows, "runtimes") == [{"vendor": "amd", "name": "rocm", "version": "5.2.3", "path": "/usr",
+                                    "origin": "system"}]
+
+
+# -- public captures ---------------------------------------------------------------------------------
+def test_rocminfo_mi210():
+    rows = A.parse_rocminfo(fixture_text("amd/rocminfo-4xmi210-rocm624.txt"), "rocminfo")
+    assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module", "version": "6.10.5",
+                                   "flavor": "dkms"}]
+    assert t(rows, "runtimes") == [{"vendor": "amd", "name": "hsa-runtime", "version": "1.14", "origin": "system"}]
+    gpus = t(rows, "gpu_devices")
+    assert [(g["index"], g["name"], g["arch"]) for g in gpus] == [(0, "AMD Instinct MI210", "gfx90a"),
+                                                                 (1, "AMD Instinct MI210", "gfx90a")]
+    assert gpus[0]["memory_mib"] == 67092480 // 1024  # 64 GiB HBM2e, the coarse-grained pool
+    assert gpus[0]["pci_bus"] == "e3:00.0"  # BDFID 58112
+
+
+def test_rocminfo_mi300x_with_elided_banners():
+    rows = A.parse_rocminfo(fixture_text("amd/rocminfo-mi300x.txt"), "rocminfo")
+    gpus = t(rows, "gpu_devices")
+    assert [(g["name"], g["arch"]) for g in gpus] == [("AMD Instinct MI300X", "gfx942")]
+    assert gpus[0]["memory_mib"] == 201310208 // 1024
+    # "ROCk module is loaded" without a version: a driver row with no version
+    assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module", "version": ""}]
+
+
+def test_rocminfo_rx7900xtx():
+    rows = A.parse_rocminfo(fixture_text("amd/rocminfo-rx7900xtx-rocm602.txt"), "rocminfo")
+    gpus = t(rows, "gpu_devices")
+    assert [(g["name"], g["arch"], g["pci_bus"]) for g in gpus] == [("Radeon RX 7900 XTX", "gfx1100", "03:00.0")]
+    assert A.rocminfo_error(fixture_text("amd/rocminfo-rx7900xtx-rocm602.txt")) is None
+
+
+def test_rock_module_line_alone():
+    rows = A.parse_rock_module("ROCk module version 6.7.0 is loaded\n", "<pasted>")
+    assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module", "version": "6.7.0", "flavor": "dkms"}]
+    assert A.parse_rock_module("\x1b[31mROCk module is NOT loaded, possibly no GPU devices\x1b[0m", "x") == []
+
+
+def test_hipconfig_rocm611_on_amd():
+    text = fixture_text("amd/hipconfig-full-rocm611.txt")
+    rows = A.parse_hipconfig(text, "<pasted>")
+    assert t(rows, "compilers") == [{"name": "hipconfig", "version": "6.1.40092-038397aaa", "platform": "amd",
+                                     "cuda_version": None}]
+    assert t(rows, "runtimes") == [{"vendor": "amd", "name": "rocm", "version": "6.1.1", "path": "/opt/rocm-6.1.1",
+                                    "origin": "pasted"}]
+    assert A.hip_version(text) == Version("6.1.40092")
+    assert A.parse_hipcc_version(text, "x") == []  # hipconfig's banner is not hipcc --version output
+
+
+def test_rocm_smi_concise_8xmi300x():
+    gpus = t(A.parse_rocm_smi(fixture_text("amd/rocm-smi-8xmi300x.txt"), "rocm-smi"), "gpu_devices")
+    assert [g["index"] for g in gpus] == list(range(8))
+    assert {g["name"] for g in gpus} == {"AMD Instinct MI300X"}
+
+
+def test_rocm_smi_inbox_driver_and_gfx_version():
+    rows = A.parse_rocm_smi(fixture_text("amd/rocm-smi-a-excerpt-gfx1103-rocm611.txt"), "rocm-smi -a")
+    assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module",
+                                   "version": "6.10.0-061000rc1-generic", "flavor": "inbox"}]
+    gpus = t(rows, "gpu_devices")
+    assert [(g["name"], g["arch"]) for g in gpus] == [("Phoenix1", "gfx1103")]  # 'GFX Version: gfx11003'
+
+
+def test_amd_smi_version_and_rocm_smi_mi300a():
+    text = fixture_text("amd/amd-smi-rocm-smi-mi300a-rocm633.txt")
+    assert t(A.parse_amd_smi(text, "amd-smi"), "runtimes") == [
+        {"vendor": "amd", "name": "rocm", "version": "6.3.3", "origin": "system"}]
+    gpus = t(A.parse_rocm_smi(text, "rocm-smi"), "gpu_devices")
+    assert [(g["index"], g["name"], g["memory_mib"]) for g in gpus] == [(0, "AMD Instinct MI300A", 100742320128 >> 20)]
+
+
+@pytest.mark.parametrize("value,gfx", [(90010, "gfx90a"), (90402, "gfx942"), (90008, "gfx908"), (100300, "gfx1030"),
+                                       (110001, "gfx1101"), (110501, "gfx1151"), (120001, "gfx1201"), (0, None),
+                                       ("junk", None)])
+def test_gfx_from_kfd_target_version(value, gfx):
+    assert A.gfx_from_target_version(value) == gfx
+
+
+@pytest.mark.parametrize("value,gfx", [("10.3.0", "gfx1030"), ("9.0.10", "gfx90a"), ("11.0.0", "gfx1100"),
+                                       ("9.4.2", "gfx942"), ("gfx1030", None), ("10.3", None), ("", None)])
+def test_gfx_from_override(value, gfx):
+    assert A.gfx_from_override(value) == gfx
+
+
+def test_amdgpu_dkms_package_versions():
+    # package versions as printed in public threads: amdgpu-dkms 1:6.8.5.60200-2009582.24.04 (ROCm 6.2),
+    # 1:6.10.5.60300-2084815.22.04 (ROCm 6.3), 1:6.16.13.30300100-2303411.24.04 (AMD GPU driver 30.30.1)
+    assert A.amdgpu_dkms_version({"amdgpu-dkms": "1:6.8.5.60200-2009582.24.04"}) == ("6.8.5", "6.2.0")
+    assert A.amdgpu_dkms_version({"amdgpu-dkms": "1:6.10.5.60300-2084815.22.04"}) == ("6.10.5", "6.3.0")
+    assert A.amdgpu_dkms_version({"amdgpu-dkms": "1:6.16.13.30300100-2303411.24.04"}) == ("6.16.13", None)
+    assert A.amdgpu_dkms_version({}) is None
+
+
+def test_miopen_soname_and_header():
+    assert A.miopen_version_from_soname("libMIOpen.so.1.0.60201") == "rocm-6.2.1"
+    assert A.miopen_version_from_soname("libMIOpen.so") is None
+    hdr = "#define MIOPEN_VERSION_MAJOR 3\n#define MIOPEN_VERSION_MINOR 1\n#define MIOPEN_VERSION_PATCH 0\n"
+    assert A.parse_miopen_version_h(hdr) == "3.1.0"
+
+
+# -- live probes on a FakeSystem ---------------------------------------------------------------------
+# The sysfs trees below are constructed inputs in the kernel's file layout, not captures.
+def kfd_files(nodes: dict[int, int]) -> dict[str, str]:
+    base = "/sys/class/kfd/kfd/topology/nodes"
+    files = {}
+    for n, gtv in nodes.items():
+        files[f"{base}/{n}/properties"] = f"cpu_cores_count 0\nsimd_count 416\ngfx_target_version {gtv}\nlocation_id 58112\ndomain 0\n"
+        files[f"{base}/{n}/name"] = "" if gtv == 0 else "gfx90a\n"
+    return files
+
+
+def debian_system(**extra) -> FakeSystem:
+    rocminfo, code = strip_exit(fixture_text(DEB + "rocminfo.txt"))
+    return FakeSystem(
+        commands={"rocminfo": CommandResult(("rocminfo",), code, rocminfo, ""),
+                  "hipconfig --full": fixture_text(DEB + "hipconfig-full.txt"),
+                  "hipcc --version": fixture_text(DEB + "hipcc-version.txt"),
+                  **extra.pop("commands", {})},
+        files={"/usr/lib/x86_64-linux-gnu/libamdhip64.so.5.2.21153": b"\x7fELF",
+               "/var/lib/dpkg/status": "Package: libamdhip64-5\nStatus: install ok installed\nVersion: 5.2.3-8\n\n"
+                                       "Package: hipcc\nStatus: install ok installed\nVersion: 5.2.3-8\n",
+               **extra.pop("files", {})},
+        env={"HOME": "/home/user", **extra.pop("env", {})}, **extra)
+
+
+def test_live_probes_on_debian_like_system():
+    facts = run_probes(debian_system(), A.PROBES)
+    rts = t(facts.rows, "runtimes")
+    assert {"vendor": "amd", "name": "hip-runtime", "version": "5.2.21153",
+            "path": "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5.2.21153", "origin": "system"} in rts
+    assert {"vendor": "amd", "name": "rocm", "version": "5.2.3", "path": "/usr", "origin": "system"} in rts
+    comps = {c["name"]: c for c in t(facts.rows, "compilers")}
+    assert comps["hipcc"]["platform"] == comps["hipconfig"]["platform"] == "nvidia"
+    assert comps["hipcc"]["path"] == "/usr/bin/hipcc"
+    errs = {e.probe: e for e in facts.errors}
+    assert errs["amd-rocminfo"].message == "rocminfo: ROCk module is NOT loaded, possibly no GPU devices"
+    assert not t(facts.rows, "gpu_devices") and facts.status("gpu_devices") == "error"
+    assert facts.status("drivers") == "error"
+
+
+def test_rocminfo_missing_is_a_missing_error():
+    with pytest.raises(ProbeFailed) as e:
+        list(A.probe_rocminfo(FakeSystem()))
+    assert e.value.kind == "missing"
+
+
+def test_kfd_topology_and_module_version():
+    files = {**kfd_files({0: 0, 1: 90010, 2: 90010}), "/sys/module/amdgpu/version": "6.10.5\n"}
+    rows = list(A.probe_kernel_driver(FakeSystem(files=files)))
+    assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module", "version": "6.10.5", "flavor": "dkms"}]
+    gpus = t(rows, "gpu_devices")
+    assert [(g["index"], g["arch"], g["pci_bus"]) for g in gpus] == [(0, "gfx90a", "0000:e3:00.0"),
+                                                                     (1, "gfx90a", "0000:e3:00.0")]
+
+
+def test_inbox_amdgpu_without_version_file():
+    files = {"/sys/module/amdgpu/initstate": "live\n", "/proc/sys/kernel/osrelease": "6.8.0-49-generic\n"}
+    rows = list(A.probe_kernel_driver(FakeSystem(files=files)))
+    assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module", "version": "6.8.0-49-generic",
+                                   "flavor": "inbox"}]
+
+
+def test_amd_gpu_on_pci_without_driver():
+    files = {"/sys/bus/pci/devices/0000:03:00.0/vendor": "0x1002\n", "/sys/bus/pci/devices/0000:03:00.0/class": "0x038000\n",
+             "/sys/bus/pci/devices/0000:03:00.0/device": "0x740f\n",
+             "/sys/bus/pci/devices/0000:00:01.0/vendor": "0x1022\n", "/sys/bus/pci/devices/0000:00:01.0/class": "0x060000\n"}
+    rows = list(A.probe_kernel_driver(FakeSystem(files=files)))
+    assert t(rows, "drivers") == []
+    assert [(g["pci_bus"], g["name"]) for g in t(rows, "gpu_devices")] == [("0000:03:00.0", "AMD GPU [1002:740f] (PCI)")]
+
+
+def test_several_rocm_trees_and_default():
+    files = {"/opt/rocm-6.1.0/.info/version": "6.1.0-82\n", "/opt/rocm-6.2.4/.info/version": "6.2.4-139\n",
+             "/opt/rocm/.info/version": "6.1.0-82\n", "/opt/rocm-6.2.4/lib/libamdhip64.so.6.2.60204": b"",
+             "/opt/rocm-6.1.0/lib/libMIOpen.so.1.0.60100": b"",
+             "/opt/rocm-6.1.0/include/miopen/version.h": "#define MIOPEN_VERSION_MAJOR 3\n#define MIOPEN_VERSION_MINOR 1\n"
+                                                          "#define MIOPEN_VERSION_PATCH 0\n"}
+    rows = list(A.probe_rocm_install(FakeSystem(files=files)))
+    rocm = sorted((r["path"], r["version"]) for r in t(rows, "runtimes") if r["name"] == "rocm")
+    assert rocm == [("/opt/rocm", "6.1.0"), ("/opt/rocm-6.1.0", "6.1.0"), ("/opt/rocm-6.2.4", "6.2.4")]
+    hip = [r for r in t(rows, "runtimes") if r["name"] == "hip-runtime"]
+    assert [(r["version"], r["path"]) for r in hip] == [("6.2.60204", "/opt/rocm-6.2.4/lib/libamdhip64.so.6.2.60204")]
+    assert [(r["name"], r["version"]) for r in t(rows, "libraries") if r["name"] == "miopen"] == [("miopen", "3.1.0")]
+
+
+def test_smi_only_runs_with_a_kfd_gpu():
+    sysfs = FakeSystem(commands={"rocm-smi --showdriverversion -i": "should not run"})
+    assert list(A.probe_smi(sysfs)) == []
+    smi = fixture_text("amd/rocm-smi-a-excerpt-gfx1103-rocm611.txt")
+    s2 = FakeSystem(commands={"rocm-smi --showdriverversion -i": smi}, files=kfd_files({1: 110003}))
+    rows = list(A.probe_smi(s2))
+    assert t(rows, "drivers")[0]["flavor"] == "inbox" and t(rows, "gpu_devices")[0]["arch"] == "gfx1103"
+
+
+def test_miopen_cache_rows():
+    s = FakeSystem(env={"HOME": "/home/u", "MIOPEN_USER_DB_PATH": "/ro/db"},
+                   files={"/home/u/.cache/miopen/x.ukdb": "", "/ro/db/a": "", "/opt/rocm/share/miopen/db/gfx90a.db": "",
+                          "/opt/rocm/.info/version": "6.2.4-139\n"},
+                   denied={"/ro/db"})
+    rows = {r["name"]: r for r in t(A.probe_miopen_caches(s), "kernel_caches")}
+    assert rows["miopen-system-db"]["exists"] is True and rows["miopen-system-db"]["files"] == 1
+    assert rows["miopen-user-db"]["path"] == "/ro/db" and rows["miopen-user-db"]["writable"] is False
+    assert rows["miopen-cache"]["path"] == "/home/u/.cache/miopen/" and rows["miopen-cache"]["writable"] is True
+
+
+def test_upstream_versions():
+    assert A.upstream_version("5.2.3-8") == "5.2.3"
+    assert A.upstream_version("1:6.8.5.60200-2009582.24.04") == "6.8.5.60200"
+    assert A.upstream_version("5.2.3+dfsg-1") == "5.2.3"
