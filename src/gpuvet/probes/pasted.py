@@ -304,7 +304,8 @@ def parse_report(text: str, source: str = "<pasted>") -> Facts:
         facts.fail(ProbeError("pasted.nvidia-smi", ("drivers", "gpu_devices"), msg))
         recognised = True
     amd_err = getattr(amd, "rocminfo_error", None)
-    msg = amd_err(text) if amd_err else None
+    looks_rocminfo = re.search(r"ROCk module|HSA System Attributes|HSA Agents|hsa api call failure", text)
+    msg = amd_err(text) if amd_err and looks_rocminfo else None
     if msg:
         facts.fail(ProbeError("pasted.rocminfo", ("gpu_devices",), msg))
         recognised = True
