@@ -70,3 +70,12 @@ def test_os_probe_reads_os_release():
                            "/proc/sys/kernel/osrelease": "6.5.0-35-generic\n"}, pyversion="3.10.12")
     r = host.probe_os(fs)[0]
     assert r["name"] == "Ubuntu 22.04.4 LTS" and r["kernel"] == "6.5.0-35-generic" and r["python"] == "3.10.12"
+
+
+def test_gcc_version_parse_and_real_probe():
+    assert host.parse_gcc_version("12.2.0\n", "gcc")[0]["version"] == "12.2.0"
+    assert host.parse_gcc_version("", "gcc") == []
+    import shutil
+    if shutil.which("gcc"):
+        rows = host.probe_host_compiler(System({"PATH": os.environ["PATH"]}))
+        assert rows and rows[0]["name"] == "gcc" and rows[0]["version"][0].isdigit()

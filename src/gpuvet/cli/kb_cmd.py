@@ -42,9 +42,6 @@ def _description(torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, gl
                        packages=pkgs, gcc=gcc, nvcc=nvcc, glibc=glibc)
 
 
-VERDICT_TEXT = {"works": "WORKS", "breaks": "BREAKS", "unknown": "UNKNOWN (the knowledge base does not know enough)"}
-
-
 @click.command()
 @stack_options
 @output_options
@@ -74,19 +71,8 @@ def compat(ctx: click.Context, torch, cuda, rocm, driver, gpu, python, packages,
     except DescriptionError as exc:
         raise click.UsageError(str(exc)) from None
     report.meta["elapsed_s"] = round(env.clock() - started, 3)
-    if fmt == "terminal" and not output:
-        env.stdout.write(_verdict_header(report.extra))
     emit(report, env, fmt, output, verbose)
     return int(exit_code(report, policy.fail_on))
-
-
-def _verdict_header(extra: dict[str, Any]) -> str:
-    lines = [f"Verdict: {VERDICT_TEXT.get(extra['verdict'], extra['verdict'])}"]
-    for why in extra.get("verdict_reasons", [])[:8]:
-        lines.append(f"  - {why}")
-    for src in extra.get("sources", [])[:6]:
-        lines.append(f"  source: {src}")
-    return "\n".join(lines) + "\n\n"
 
 
 @click.command()

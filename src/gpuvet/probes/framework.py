@@ -209,6 +209,7 @@ def probe_torch(system: System, dirs: Sequence[str]) -> list[Row]:
         co = elf.code_objects(system, gpu_lib)
         full, partial = co.split()
         vals["targets"] = full
+        vals["partial_targets"] = [f"{k}:{v}" for k, v in partial.items()]
         src = f"{gpu_lib}: {co.kind}, {co.entries} entries in {co.containers} " + (
             "containers" if co.kind == "cuda-fatbin" else "bundles")
         if partial:

@@ -175,7 +175,24 @@ def probe_packages(system: System) -> list[Row]:
     return out
 
 
+def parse_gcc_version(text: str, source: str, path: str = "") -> list[Row]:
+    """``gcc -dumpfullversion`` (12.2.0) or the first line of ``gcc --version``."""
+    m = re.search(r"(\d+\.\d+(?:\.\d+)?)\s*$", text.strip().splitlines()[0]) if text.strip() else None
+    return [row("compilers", source, name="gcc", version=m.group(1), path=path)] if m else []
+
+
+def probe_host_compiler(system: System) -> list[Row]:
+    """The host C++ compiler nvcc/hipcc and torch's cpp_extension will call (CXX or CC, else gcc)."""
+    exe = system.environ.get("CXX") or system.environ.get("CC") or "gcc"
+    path = exe if "/" in exe else system.which(exe)
+    if not path or "gcc" not in os.path.basename(path).replace("g++", "gcc"):
+        return []
+    res = system.run([path, "-dumpfullversion", "-dumpversion"], timeout=2)
+    return parse_gcc_version(res.stdout, path, path) if res.ok else []
+
+
 PROBES = [
+    Probe("host.gcc", ("compilers",), probe_host_compiler, "Host compiler (gcc) version."),
     Probe("host.env", ("env_vars",), probe_env, "Environment variables that steer the GPU stack."),
     Probe("host.os", ("os_info",), probe_os, "/etc/os-release, kernel, glibc, Python."),
     Probe("host.devices", ("device_nodes",), probe_devices, "GPU device nodes and access."),

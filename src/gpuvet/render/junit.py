@@ -13,6 +13,8 @@ def render_junit(report: Report, **_: Any) -> str:
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            f'<testsuite name={quoteattr("gpuvet " + report.command)} tests="{len(report.findings)}" '
            f'failures="{fails}" errors="0" skipped="{skips}">']
+    if report.extra.get("verdict"):
+        out.append(f'  <properties><property name="verdict" value={quoteattr(str(report.extra["verdict"]))}/></properties>')
     for f in report.findings:
         name = quoteattr(f"{f.code} {f.name}")
         out.append(f'  <testcase classname={quoteattr("gpuvet." + report.command)} name={name}>')

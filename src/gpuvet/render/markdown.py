@@ -16,6 +16,12 @@ def _cell(text: str) -> str:
 
 def render_markdown(report: Report, verbose: bool = False, **_: Any) -> str:
     out = [f"# gpuvet {report.command}", ""]
+    verdict = report.extra.get("verdict")
+    if verdict:
+        out += [f"**Verdict: {verdict.upper()}**", ""]
+        out += [f"- {_cell(w)}" for w in report.extra.get("verdict_reasons", [])]
+        out += [f"- source: {s}" for s in report.extra.get("sources", [])]
+        out.append("")
     if report.score is not None:
         out.append(f"**Health score: {report.score}/100**")
         out.append("")

@@ -9,6 +9,7 @@ from gpuvet.model import Outcome, Report, Severity
 from .stack import stack_lines
 
 STYLE = {Severity.CRITICAL: "bold red", Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+VERDICT_TEXT = {"works": "WORKS", "breaks": "BREAKS", "unknown": "UNKNOWN (the knowledge base does not know enough)"}
 MARK = {Outcome.FAILED: "✗", Outcome.UNKNOWN: "?", Outcome.PASSED: "✓", Outcome.SKIPPED: "-"}
 
 
@@ -21,6 +22,17 @@ def render_terminal(report: Report, color: bool = False, width: int = 100, verbo
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False,
                   emoji=False, soft_wrap=False)
+    verdict = report.extra.get("verdict")
+    if verdict:
+        vstyle = {"works": "bold green", "breaks": "bold red"}.get(verdict, "bold yellow")
+        head = Text("Verdict: ", style="bold")
+        head.append(VERDICT_TEXT.get(verdict, verdict), style=vstyle)
+        con.print(head)
+        for why in report.extra.get("verdict_reasons", [])[:8]:
+            con.print(Text(f"  - {why}"))
+        for src in report.extra.get("sources", [])[:6]:
+            con.print(Text(f"  source: {src}", style="dim"))
+        con.print()
     if report.facts is not None:
         lines = stack_lines(report.facts)
         if lines:
