@@ -122,12 +122,21 @@ def device_node_access(ctx: Context):
     https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/
     """
     nodes = [r for r in ctx.facts.table("device_nodes") if r.get("exists", True)]
-    if not nodes:
+    if not nodes and not ctx.facts.table("device_nodes"):
         yield Skip("no GPU device nodes on this machine")
         return
     users = ctx.facts.table("user")
     groups = set(users[0].get("groups", [])) if users else set()
     uname = users[0].get("name", "$USER") if users else "$USER"
+    if not nodes and any(r.get("exists") is False for r in ctx.facts.table("device_nodes")):
+        yield Skip("the GPU device nodes are absent (see the driver and container checks)")
+        return
+    undecided = [r for r in nodes if r.get("readable") is None or r.get("writable") is None]
+    nodes = [r for r in nodes if r not in undecided]
+    if undecided and not nodes:
+        yield Unknown("access to the pasted device nodes is not known (an `ls -l` shows modes, not this user's groups)",
+                      [ev(r, f"{r.get('path')} {r.get('mode')} group {r.get('group')}") for r in undecided])
+        return
     bad = [r for r in nodes if not (r.get("readable") and r.get("writable"))]
     for r in bad:
         grp = r.get("group") or ""

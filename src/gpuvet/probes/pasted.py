@@ -256,6 +256,47 @@ def parse_pip(text: str, source: str) -> list[Row]:
     return out
 
 
+# -- small things people paste: os-release, uname, ls of devices, libraries and dist-info ----------
+_LS_MISSING = re.compile(r"^ls: cannot access '(?P<p>/dev/(?:kfd|dri[^']*|nvidia[^']*))': No such file or directory", re.M)
+_LS_DEV = re.compile(r"^(?P<mode>[cd][rwxs-]{9})[.+]?\s+\d+\s+(?P<user>\S+)\s+(?P<group>\S+)\s+.*?(?P<p>/dev/(?:kfd|dri/renderD\d+|nvidia\S*))\s*$", re.M)
+_UNAME = re.compile(r"^Linux \S+ (?P<k>\d+\.\d+\S*) #.*?(?P<arch>x86_64|aarch64|ppc64le)", re.M)
+_LIBFILE = re.compile(r"\b(?P<f>lib(?P<n>amdhip64|cudnn|cudart|cublas|cublasLt|nccl|rccl|MIOpen|rocblas|hipblaslt|hipblas)\.so\.(?P<v>\d+(?:\.\d+){1,3}))\b")
+_DISTDIR = re.compile(r"^(?P<n>[A-Za-z0-9][A-Za-z0-9_.]*?)-(?P<v>\d[\w.+!]*)\.dist-info/?$", re.M)
+LIBNAMES = {"amdhip64": "amdhip64", "cudnn": "cudnn", "cudart": "cudart", "cublas": "cublas", "cublasLt": "cublaslt",
+            "nccl": "nccl", "rccl": "rccl", "MIOpen": "miopen", "rocblas": "rocblas", "hipblaslt": "hipblaslt",
+            "hipblas": "hipblas"}
+
+
+def parse_misc(text: str, source: str) -> list[Row]:
+    out: list[Row] = []
+    rel = host.parse_os_release("\n".join(l for l in text.splitlines() if re.match(r"^[A-Z_]+=", l)))
+    um = _UNAME.search(text)
+    if rel.get("PRETTY_NAME") or um:
+        out.append(row("os_info", f"{source} (os-release/uname)", name=rel.get("PRETTY_NAME", ""),
+                       kernel=um.group("k") if um else "", arch=um.group("arch") if um else ""))
+    for m in _LS_MISSING.finditer(text):
+        out.append(row("device_nodes", f"{source} (ls)", path=m.group("p"), exists=False, readable=False,
+                       writable=False, group="", mode=""))
+    for m in _LS_DEV.finditer(text):
+        out.append(row("device_nodes", f"{source} (ls -l)", path=m.group("p"), exists=True, readable=None,
+                       writable=None, group=m.group("group"), mode=m.group("mode")))
+    seen = set()
+    for m in _LIBFILE.finditer(text):
+        key = (m.group("n"), m.group("v"))
+        if key in seen or m.group("v").count(".") < 1:
+            continue
+        seen.add(key)
+        out.append(row("libraries", f"{source} (file name)", name=LIBNAMES[m.group("n")], version=m.group("v"),
+                       path=m.group("f"), origin="pasted"))
+        if m.group("n") == "amdhip64" and m.group("v").count(".") >= 2:
+            out.append(row("runtimes", f"{source} (file name {m.group('f')})", vendor="amd", name="hip-runtime",
+                           version=m.group("v"), path=m.group("f"), origin="pasted"))
+    for m in _DISTDIR.finditer(text):
+        out.append(row("packages", f"{source} (dist-info)", name=host.normalise_name(m.group("n")),
+                       version=m.group("v"), location="dist-info listing", requires=[]))
+    return out
+
+
 # -- dispatch --------------------------------------------------------------------------------------
 def _parser(module, name: str) -> Callable[[str, str], list[Row]] | None:
     return getattr(module, name, None)
@@ -274,6 +315,7 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
     (re.compile(r"NVRM version"), nvidia, "parse_proc_version"),
     (re.compile(r"Cuda compilation tools, release"), nvidia, "parse_nvcc"),
     (re.compile(r"^__version__ = ['\"]", re.M), framework, "parse_torch_version_py"),
+    (re.compile(r"^PRETTY_NAME=|^Linux \S+ \d+\.\d+|^ls: cannot access '/dev/|^[cd][rwx-]{9}.*?/dev/|\blib(amdhip64|cudnn|cudart|cublas|nccl|rccl|MIOpen|rocblas|hipblaslt)\.so\.\d+\.\d|\.dist-info/?$", re.M), None, "parse_misc"),
     (re.compile(r"^Package\s+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
 ]
 
@@ -325,6 +367,8 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "packages": ("name", "version"),
     "runtimes": ("vendor", "name", "origin"),
     "env_vars": ("name",),
+    "libraries": ("name", "version"),
+    "device_nodes": ("path",),
 }
 
 
