@@ -104,7 +104,7 @@ def test_drv020_tested_combination_passes():
 
 
 def test_drv020_unknown_release_inbox_and_no_driver():
-    f = facts(drv("6.10.5"), rocm("6.2.4"))  # no package record: which ROCm the KMD came with is not known
+    f = facts(drv("6.7.0"), rocm("6.2.4"))  # no package record, not in the KB: which ROCm it came with is unknown
     assert outcome(C.amd_kernel_driver_too_old, f) is Outcome.UNKNOWN
     f = facts(*P.parse_rocm_smi(fixture_text("amd/rocm-smi-a-excerpt-gfx1103-rocm611.txt"), "rocm-smi"), rocm("6.1.1"))
     assert outcome(C.amd_kernel_driver_too_old, f) is Outcome.UNKNOWN  # the kernel's own amdgpu
@@ -324,3 +324,11 @@ def test_amd_gpu_state():
     nv = row("gpu_devices", "nvidia-smi", vendor="nvidia", index=0, name="NVIDIA H200")
     assert C.amd_gpu_state(facts(nv, errors=[missing]))[0] == "no"
     assert C.amd_gpu_state(Facts())[0] == "unknown"
+
+
+def test_drv020_driver_version_from_rocminfo_via_kb():
+    # rocminfo "ROCk module version 6.10.5 is loaded" = ROCm 6.3's driver (KB), tested with 6.1.x-6.4.x
+    rows = P.parse_rocminfo(fixture_text("amd/rocminfo-4xmi210-rocm624.txt"), "rocminfo")
+    assert outcome(C.amd_kernel_driver_too_old, facts(*rows, rocm("6.2.4"))) is Outcome.PASSED
+    got = run(C.amd_kernel_driver_too_old, facts(*rows, rocm("5.6.1"), torch("5.7.31921")))
+    assert {g.outcome for g in got} == {Outcome.FAILED} and all(g.severity is Severity.WARNING for g in got)

@@ -113,7 +113,8 @@ def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
     """What it does:
     Finds the ROCm release whose amdgpu kernel-mode driver (KMD, the "ROCk module") is loaded --
     from the amdgpu-dkms package whose driver version matches /sys/module/amdgpu/version (the
-    package version carries the ROCm build, e.g. 6.8.5.60200 = ROCm 6.2.0) -- and checks that the
+    package version carries the ROCm build, e.g. 6.8.5.60200 = ROCm 6.2.0; else the knowledge base's
+    record of the driver version each release installs, e.g. 6.10.5 = ROCm 6.3) -- and checks that the
     ROCm user space installed on the system and the HIP the framework was built with are among the
     user-space releases AMD tested with that KMD (knowledge base ``rocm_releases``: AMD's
     KMD/user-space matrix, "+/- 2 releases").  User space newer than the tested range is an error;
@@ -164,9 +165,15 @@ def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
             n = int(m.group(2))
             release, pkg_row = f"{n // 10000}.{(n // 100) % 100}.{n % 100}", p
             break
+    kb_driver = None
+    if release is None and ctx.kb is not None:
+        for e in ctx.kb.table("rocm_releases"):
+            if str(e.get("amdgpu_dkms") or "") == dver:
+                release, kb_driver = str(e["rocm"]), e
+                break
     if release is None:
         yield Unknown(f"amdgpu driver {dver}: the ROCm release it belongs to is not known (no matching "
-                      "amdgpu-dkms package record)", [ev(drv, f"amdgpu {dver}")])
+                      "amdgpu-dkms package record, not in the knowledge base)", [ev(drv, f"amdgpu {dver}")])
         return
     entry = _rocm_entry(ctx.kb, release)
     tested = (entry or {}).get("kernel_driver", {}).get("tested_user_space") if entry else None
@@ -182,7 +189,9 @@ def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
     if not users:
         yield Skip("no ROCm user space or HIP framework build to compare with the driver")
         return
-    base = [ev(drv, f"amdgpu {dver} loaded"), ev(pkg_row, f"amdgpu-dkms {pkg_row.get('version')} = ROCm {release} KMD"),
+    base = [ev(drv, f"amdgpu {dver} loaded"),
+            ev(pkg_row, f"amdgpu-dkms {pkg_row.get('version')} = ROCm {release} KMD") if pkg_row is not None else
+            ev(None, f"amdgpu {dver} is the driver of ROCm {release} ({(kb_driver or {}).get('also', [''])[-1]})"),
             ev(None, f"ROCm {release} KMD tested with user space {', '.join(tested)}")]
     hi, lo = max(ok), min(ok)
     for src, text, mm in users:
