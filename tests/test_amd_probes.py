@@ -281,3 +281,13 @@ def test_upstream_versions():
     assert A.upstream_version("5.2.3-8") == "5.2.3"
     assert A.upstream_version("1:6.8.5.60200-2009582.24.04") == "6.8.5.60200"
     assert A.upstream_version("5.2.3+dfsg-1") == "5.2.3"
+
+
+def test_amd_smi_static_list_and_version():
+    rows = A.parse_amd_smi(fixture_text("amd/amd-smi-static-asic-mi308x.txt"), "amd-smi static")
+    assert [(g["index"], g["name"], g["arch"]) for g in t(rows, "gpu_devices")] == [(0, "MI308X", "gfx942")]
+    rows = A.parse_amd_smi(fixture_text("amd/amd-smi-list-2gpu.txt"), "amd-smi list")
+    assert [(g["index"], g["pci_bus"]) for g in t(rows, "gpu_devices")] == [(0, "0000:23:00.0"), (1, "0000:26:00.0")]
+    rows = A.parse_amd_smi(fixture_text("amd/amd-smi-version-rocm610.txt"), "amd-smi version")
+    assert t(rows, "runtimes") == [{"vendor": "amd", "name": "rocm", "version": "6.1.0", "origin": "system"}]
+    assert t(rows, "gpu_devices") == []
