@@ -332,3 +332,14 @@ def test_drv020_driver_version_from_rocminfo_via_kb():
     assert outcome(C.amd_kernel_driver_too_old, facts(*rows, rocm("6.2.4"))) is Outcome.PASSED
     got = run(C.amd_kernel_driver_too_old, facts(*rows, rocm("5.6.1"), torch("5.7.31921")))
     assert {g.outcome for g in got} == {Outcome.FAILED} and all(g.severity is Severity.WARNING for g in got)
+
+
+def test_drv020_incompatible_kernel_and_userspace_from_rocminfo():
+    # verbatim lines of a rocminfo run on Fedora 33 with ROCm 4.1 (public incident, benchmark case rocm-0036)
+    text = ("ROCk module is loaded\n"
+            "HSA Error:  Incompatible kernel and userspace, Vega 20 [Radeon VII] disabled. Upgrade amdgpu.\n")
+    assert P.rocminfo_error(text) == "HSA Error:  Incompatible kernel and userspace, Vega 20 [Radeon VII] disabled. Upgrade amdgpu."
+    f = facts(*P.parse_rocminfo(text, "<pasted>"), rocm("4.1.0"),
+              errors=[ProbeError("pasted.rocminfo", ("gpu_devices",), P.rocminfo_error(text))])
+    got = run(C.amd_kernel_driver_too_old, f)
+    assert got[0].outcome is Outcome.FAILED and "incompatible" in got[0].title

@@ -118,7 +118,8 @@ def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
     ROCm user space installed on the system and the HIP the framework was built with are among the
     user-space releases AMD tested with that KMD (knowledge base ``rocm_releases``: AMD's
     KMD/user-space matrix, "+/- 2 releases").  User space newer than the tested range is an error;
-    older, a warning.
+    older, a warning.  rocminfo's "HSA Error: Incompatible kernel and userspace ... Upgrade amdgpu"
+    is an error whatever the versions.
 
     Why is this bad?
     The user-space runtime (ROCr/HSA, HIP) talks to the KMD through ioctls whose features move with
@@ -140,6 +141,16 @@ def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
     https://github.com/ROCm/ROCm/blob/develop/docs/compatibility/compatibility-matrix.rst
     """
     facts = ctx.facts
+    incompatible = [e for e in facts.errors if re.search(r"Incompatible kernel and userspace", e.message)]
+    if incompatible:
+        yield Fail("the HSA runtime reports the amdgpu kernel driver as incompatible with the ROCm user space "
+                   "and disabled the GPU",
+                   why="The ROCm runtime needs kernel-driver features the loaded amdgpu (often the "
+                       "distribution kernel's own) does not have.",
+                   evidence=[ev(None, e.message) for e in incompatible[:1]],
+                   fixes=[fix("Install AMD's amdgpu-dkms driver for this ROCm release (amdgpu-install "
+                              "--usecase=dkms) or a newer kernel, then reboot", root=True, reboot=True)])
+        return
     amd_drv = [r for r in facts.table("drivers") if r.get("vendor") == "amd"]
     loaded = [r for r in amd_drv if r.get("flavor") != "dkms-package"]
     packages = [r for r in amd_drv if r.get("flavor") == "dkms-package"]

@@ -125,7 +125,8 @@ def _fmt_bytes_mib(n: int | None) -> int | None:
 def rocminfo_error(text: str) -> str | None:
     """The reason rocminfo gave for failing (None when its output looks healthy)."""
     t = _clean(text)
-    for pat in (r"ROCk module is NOT loaded[^\n]*", r"Unable to open /dev/kfd[^\n]*",
+    for pat in (r"ROCk module is NOT loaded[^\n]*", r"HSA Error:\s*Incompatible kernel and userspace[^\n]*",
+                r"Unable to open /dev/kfd[^\n]*",
                 r"Failed to get user name to check for video group membership[^\n]*",
                 r"hsa api call failure[^\n]*", r"HSA_STATUS_ERROR[^\n]*"):
         m = re.search(pat, t, re.I)
