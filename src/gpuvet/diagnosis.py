@@ -21,12 +21,13 @@ import time
 from dataclasses import replace
 from typing import IO, Any, Iterable, Sequence
 
-from gpuvet.logs.match import ScanResult, Scanner, iter_lines
+from gpuvet.logs.match import ScanResult, Scanner, iter_blocks, iter_lines
 from gpuvet.logs.rank import Diagnosis, rank, user_code_signals
 from gpuvet.logs.signatures import Catalog, load_catalog
 from gpuvet.model import Evidence, Facts, Finding, Fix, Outcome, Report, Severity
 
-HEAD_BYTES = 4 * 1024 * 1024  # facts (collect_env, pip list, ...) are parsed from this much of the input
+HEAD_BYTES = 2 * 1024 * 1024  # facts (collect_env, pip list, ...) are parsed from this much of the input
+HINT_BYTES = 256 * 1024  # context hints are looked for on every line of this much of the input
 FAST_MIN_BYTES = 16 * 1024 * 1024  # regular files above this use the grep prefilter when grep exists
 SEVERITY = {"hardware-fault": Severity.CRITICAL}
 
@@ -39,36 +40,35 @@ def scan_text(text: str, catalog: Catalog | None = None) -> ScanResult:
 
 
 def scan_stream(stream: IO[bytes], catalog: Catalog | None = None, head_bytes: int = HEAD_BYTES) -> tuple[ScanResult, bytes]:
-    """Scan a binary stream line by line; returns the scan and the first ``head_bytes`` of the input."""
+    """Scan a binary stream block by block; returns the scan and the first ``head_bytes`` of the input."""
     sc = Scanner(catalog or load_catalog())
     head = bytearray()
-    for lineno, raw in iter_lines(stream):
+    seen = 0
+    for first, block in iter_blocks(stream):
         if len(head) < head_bytes:
-            head += raw[: head_bytes - len(head)] + b"\n"
-        elif sc.hints_everywhere:
+            head += block[: head_bytes - len(head)]
+        sc.feed_block(first, block)
+        seen += len(block)
+        if seen >= HINT_BYTES:
             sc.hints_everywhere = False  # context hints: from the head and from candidate lines only
-        sc.feed(lineno, raw)
     return sc.result, bytes(head)
 
 
 def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None = None,
                    head_bytes: int = HEAD_BYTES) -> tuple[ScanResult, bytes] | None:
-    """Scan a large regular file: the head in Python, the rest through ``grep -E -n`` with the signature
-    patterns as prefilter.  Returns None when grep is unavailable or fails (the caller falls back)."""
+    """Scan a large regular file: the first block(s) in Python (context hints), the rest through
+    ``grep -a -n -E -f`` with the signature patterns as prefilter.  None when grep is unavailable or fails."""
     grep = grep or shutil.which("grep")
     if not grep:
         return None
     cat = catalog or load_catalog()
     sc = Scanner(cat)
-    head = bytearray()
     head_lines = 0
     with open(path, "rb") as fh:
-        for lineno, raw in iter_lines(fh):
-            sc.feed(lineno, raw)
-            head += raw + b"\n"
-            head_lines = lineno
-            if len(head) >= head_bytes:
-                break
+        head = fh.read(head_bytes)
+    cut = head.rfind(b"\n", 0, HINT_BYTES) + 1
+    if cut > 0:
+        head_lines = sc.feed_block(1, head[:cut])
     sc.hints_everywhere = False
     from gpuvet.logs.extract import PREFILTER_PATTERNS
 
@@ -78,7 +78,7 @@ def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None =
     try:
         env = dict(os.environ, LC_ALL="C")
         proc = subprocess.Popen([grep, "-a", "-n", "-E", "-f", pfile, "--", path], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=env)
+                                stderr=subprocess.DEVNULL, env=env)
         assert proc.stdout is not None
         for _, raw in iter_lines(proc.stdout):
             num, sep, rest = raw.partition(b":")
@@ -96,7 +96,9 @@ def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None =
         return None
     finally:
         os.unlink(pfile)
-    return sc.result, bytes(head)
+    if os.path.getsize(path) and sc.result.lines < head_lines:
+        sc.result.lines = head_lines
+    return sc.result, head
 
 
 # ----------------------------------------------------------------------------------------- facts

@@ -63,6 +63,9 @@ PREFILTER_PATTERNS = (
 )
 
 
+HINT_SPAN = 600
+
+
 @dataclass(frozen=True)
 class Hint:
     name: str
@@ -72,6 +75,7 @@ class Hint:
 
 def hints_in(text: str, lineno: int) -> list[Hint]:
     """Context hints one normalised line shows."""
+    text = text[:HINT_SPAN]  # context sits in short lines; long ones are metric dumps
     if not HINT_PREFILTER.search(text):
         return []
     short = text[:300]

@@ -43,6 +43,11 @@ class ScanResult:
 
 
 class Scanner:
+    """Feed lines (``feed``) or blocks of whole lines (``feed_block``); read ``result``.
+
+    ``hints_everywhere``: look for context hints on every line (set it False after the head of a large log;
+    hints are then read from candidate lines only)."""
+
     def __init__(self, catalog: Catalog, max_evidence: int = 4, max_rows: int = 50,
                  hints_everywhere: bool = True):
         self.catalog = catalog
@@ -51,28 +56,40 @@ class Scanner:
         self.hints_everywhere = hints_everywhere
         self.result = ScanResult()
 
+    def _keys(self, raw: bytes | str) -> list[str]:
+        is_bytes = isinstance(raw, (bytes, bytearray))
+        quick = self.catalog.quick_bytes if is_bytes else self.catalog.quick
+        if quick.search(raw) is None:
+            return []
+        rx = self.catalog.prefilter_bytes if is_bytes else self.catalog.prefilter
+        out = []
+        for m in rx.finditer(raw):
+            k = m.group(1)
+            out.append(k.decode("utf-8", "replace") if isinstance(k, bytes) else k)
+        return out
+
     def feed(self, lineno: int, raw: bytes | str, prefiltered: bool = False) -> list[Match]:
         """Process one line; returns the signature matches it produced (for --follow)."""
         res = self.result
-        res.lines = max(res.lines, lineno)
-        if isinstance(raw, (bytes, bytearray)):
-            hit = prefiltered or self.catalog.prefilter_bytes.search(raw) is not None
-        else:
-            hit = prefiltered or self.catalog.prefilter.search(raw) is not None
-        if not hit and not self.hints_everywhere:
+        if lineno > res.lines:
+            res.lines = lineno
+        keys = self._keys(raw)
+        if not keys and not self.hints_everywhere:
             return []
         text = normalize(raw)
         if not text:
             return []
         for h in hints_in(text, lineno):
-            res.hints.setdefault(h.name, h)
-        if not hit:
+            if h.name not in res.hints:
+                res.hints[h.name] = h
+        if not keys:
             return []
         res.candidates += 1
         if len(res.rows) < self.max_rows:
             res.rows.extend(facts_in(text, lineno))
         out: list[Match] = []
-        for sig in self.catalog.signatures:
+        sigs = self.catalog.route(keys) if not prefiltered else self.catalog.route(keys) or list(self.catalog.signatures)
+        for sig in sigs:
             if sig.regex.search(text):
                 n = res.counts.get(sig.id, 0)
                 res.counts[sig.id] = n + 1
@@ -84,9 +101,70 @@ class Scanner:
                     out.append(m)
         return out
 
+    def feed_block(self, first_lineno: int, block: bytes) -> int:
+        """Process a block of whole lines (newline-separated, no trailing partial line) starting at line
+        ``first_lineno``; only lines with a prefilter hit (or all lines while ``hints_everywhere``) reach
+        Python code.  Returns the number of lines in the block."""
+        nlines = block.count(b"\n") + (0 if block.endswith(b"\n") or not block else 1)
+        if self.hints_everywhere:
+            for i, line in enumerate(block.split(b"\n")[:nlines]):
+                self.feed(first_lineno + i, _cut(line))
+            return nlines
+        last_pos, last_no, done_upto = 0, first_lineno, -1
+        for m in self.catalog.quick_bytes.finditer(block):
+            start = block.rfind(b"\n", 0, m.start()) + 1
+            if start <= done_upto:
+                continue
+            end = block.find(b"\n", m.end())
+            end = len(block) if end < 0 else end
+            last_no += block.count(b"\n", last_pos, start)
+            last_pos = start
+            self.feed(last_no, _cut(block[start:end]))
+            done_upto = end
+        res = self.result
+        if first_lineno + nlines - 1 > res.lines:
+            res.lines = first_lineno + nlines - 1
+        return nlines
+
     def feed_text(self, text: str, start: int = 1) -> None:
         for i, line in enumerate(text.splitlines(), start):
             self.feed(i, line)
+
+
+def _cut(line: bytes, limit: int = 2 * MAX_LINE) -> bytes:
+    if len(line) <= limit:
+        return line
+    return line[: limit // 2] + b" ... " + line[-(limit // 8):]
+
+
+def iter_blocks(stream: IO[bytes], chunk: int = CHUNK, max_line: int = 2 * MAX_LINE) -> Iterator[tuple[int, bytes]]:
+    """(first line number, block of whole lines) from a binary stream, in bounded memory.  A line longer
+    than ``max_line`` bytes is cut (head and tail kept)."""
+    lineno = 1
+    buf = b""
+    overflow_head: bytes | None = None
+    while True:
+        data = stream.read(chunk)
+        if not data:
+            break
+        buf += data
+        nl = buf.rfind(b"\n")
+        if nl >= 0:
+            block, buf = buf[: nl + 1], buf[nl + 1:]
+            if overflow_head is not None:
+                first_nl = block.find(b"\n")
+                block = overflow_head + b" ... " + block[max(0, first_nl - max_line // 8): first_nl] + block[first_nl:]
+                overflow_head = None
+            yield lineno, block
+            lineno += block.count(b"\n")
+        if len(buf) > max_line:
+            if overflow_head is None:
+                overflow_head = buf[: max_line // 2]
+            buf = buf[-(max_line // 8):]
+    if buf or overflow_head is not None:
+        if overflow_head is not None:
+            buf = overflow_head + b" ... " + buf
+        yield lineno, buf
 
 
 def iter_lines(stream: IO[bytes], chunk: int = CHUNK, max_line: int = 2 * MAX_LINE) -> Iterator[tuple[int, bytes]]:

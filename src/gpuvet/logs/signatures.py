@@ -117,11 +117,101 @@ def compile_signature(e: dict[str, Any]) -> Signature:
         examples=tuple(ex.get("match", ())), counter_examples=tuple(ex.get("no_match", ())), regex=rx)
 
 
+# ----------------------------------------------------------------------------- the cheap prefilter
+# Every pattern has at least one *anchor*: a literal run it cannot match without (the longest top-level
+# literal, or one literal per branch of a top-level alternation).  From each anchor a short *key* is cut,
+# starting at its least frequent character; all keys are merged into one trie-shaped regex, so the regex
+# engine skips quickly over ordinary text.  A key hit routes the line to the few signatures owning the key.
+try:  # Python >= 3.11
+    import re._parser as _sre_parse  # type: ignore[import-not-found]
+    from re._constants import BRANCH, LITERAL, SUBPATTERN  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+    from sre_constants import BRANCH, LITERAL, SUBPATTERN  # type: ignore[no-redef]
+
+# Characters by how common they are in logs (most common first); anything else counts as rare.
+_COMMON = " etaoinsrhldcumfpgwybvkxjqz0123456789.,:/-_=[]()'\"ETAOINSRHLDCUMFPGWYBVKXJQZ|>"
+_COST = {c: len(_COMMON) - i for i, c in enumerate(_COMMON)}
+KEY_LEN = 5
+
+
+def _runs(items) -> list[str]:
+    out, cur = [], ""
+    for op, av in items:
+        if op is LITERAL:
+            cur += chr(av)
+        else:
+            if cur:
+                out.append(cur)
+            cur = ""
+    if cur:
+        out.append(cur)
+    return out
+
+
+def anchors(pattern: str) -> list[str]:
+    """Literal strings of which every match of ``pattern`` contains at least one ([] if none is found)."""
+    items = list(_sre_parse.parse(pattern))
+    runs = _runs(items)
+    best = max(runs, key=len) if runs else ""
+    if len(best) >= 4:
+        return [best]
+    for op, av in items:
+        if op is SUBPATTERN:
+            sub = list(av[-1])
+            if len(sub) == 1 and sub[0][0] is BRANCH:
+                alts = []
+                for br in sub[0][1][1]:
+                    r = _runs(list(br))
+                    b = max(r, key=len) if r else ""
+                    if len(b) < 3:
+                        alts = []
+                        break
+                    alts.append(b)
+                if alts:
+                    return alts
+    return [best] if len(best) >= 3 else []
+
+
+def key_of(anchor: str) -> str:
+    if len(anchor) <= KEY_LEN:
+        return anchor
+    best_i = min(range(len(anchor) - KEY_LEN + 1), key=lambda i: (_COST.get(anchor[i], 0), i))
+    return anchor[best_i:best_i + KEY_LEN]
+
+
+def _trie_regex(words: list[str]) -> str:
+    root: dict = {}
+    for w in words:
+        node = root
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        if "" in node:
+            return ""  # a shorter key ends here: it already proves the hit
+        alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return emit(root) if words else "(?!)"
+
+
 @dataclass(frozen=True)
 class Catalog:
     signatures: tuple[Signature, ...]
-    prefilter: Any  # one combined regex (text) of every pattern: the cheap first pass
+    prefilter: Any  # trie regex (text) of the keys: the cheap first pass
     prefilter_bytes: Any
+    routes: dict = field(default_factory=dict)  # key -> tuple of signature indexes
+    extra_keys: frozenset = frozenset()  # keys of fact patterns (no signature)
+    quick: Any = None  # the trie without look-ahead: fast "any key here?" test
+    quick_bytes: Any = None
+
+    def route(self, keys: Iterable[str]) -> list[Signature]:
+        idx: set[int] = set()
+        for k in keys:
+            idx.update(self.routes.get(k, ()))
+        return [self.signatures[i] for i in sorted(idx)]
 
     def get(self, sid: str) -> Signature | None:
         for s in self.signatures:
@@ -139,9 +229,32 @@ def build_catalog(entries: Iterable[dict[str, Any]], extra_patterns: Iterable[st
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:
         raise SignatureError(f"duplicate signature ids: {dupes}")
-    allp = [p for s in sigs for p in s.patterns] + list(extra_patterns)
-    combined = "|".join(f"(?:{p})" for p in allp) or "(?!)"
-    return Catalog(sigs, re.compile(combined), re.compile(combined.encode("utf-8")))
+    routes: dict[str, set[int]] = {}
+    extra: set[str] = set()
+    for i, s in enumerate(sigs):
+        for p in s.patterns:
+            anc = anchors(p)
+            if not anc:
+                raise SignatureError(f"{s.id}: pattern {p!r} has no literal anchor of 3+ characters")
+            for a in anc:
+                routes.setdefault(key_of(a), set()).add(i)
+    for p in extra_patterns:
+        for a in anchors(p):
+            extra.add(key_of(a))
+    keys = sorted(set(routes) | extra, key=len)
+    minimal: list[str] = []  # drop keys that contain a shorter key as prefix (the trie stops there)
+    for k in keys:
+        if not any(k.startswith(m) for m in minimal):
+            minimal.append(k)
+    # a key that extends a shorter one routes through the shorter one too
+    final_routes: dict[str, tuple[int, ...]] = {}
+    for k, idx in routes.items():
+        m = next(m for m in minimal if k.startswith(m))
+        final_routes[m] = tuple(sorted(set(final_routes.get(m, ())) | idx))
+    trie = _trie_regex(minimal)
+    rx = "(?=(" + trie + "))"  # look-ahead: overlapping keys are all reported (slower; candidate lines only)
+    return Catalog(sigs, re.compile(rx), re.compile(rx.encode("utf-8")), final_routes, frozenset(extra),
+                   re.compile(trie), re.compile(trie.encode("utf-8")))
 
 
 @functools.lru_cache(maxsize=1)
