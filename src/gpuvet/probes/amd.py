@@ -447,6 +447,8 @@ def _kfd_gpus(system: System) -> list[Row]:
         if not arch:
             continue  # a CPU node (gfx_target_version 0)
         name = (system.read_text(f"{base}/{n}/name", limit=256) or "").strip() or None
+        if name and name.lower() == "ip discovery":  # the KFD's placeholder for IP-discovery ASICs
+            name = None
         pci = None
         loc = kv.get("location_id")
         if loc and loc.isdigit():
@@ -560,8 +562,8 @@ def probe_rocm_install(system: System) -> Iterable[Row]:
             m = re.search(r"rocm-(\d+\.\d+(?:\.\d+)?)$", tree)
             ver = m.group(1) if m else None
         if tree == "/opt/rocm":
-            target = system.readlink("/opt/rocm")
-            src = f"{tree}/.info/version" + (f" (/opt/rocm -> {target})" if target else "")
+            target = system.realpath("/opt/rocm") if system.readlink("/opt/rocm") else None
+            src = f"{tree}/.info/version" + (f" (/opt/rocm -> {target})" if target and target != tree else "")
         else:
             src = f"{tree}/.info/version" if info else tree
         if ver:
@@ -569,8 +571,8 @@ def probe_rocm_install(system: System) -> Iterable[Row]:
         for libdir in (f"{tree}/lib", f"{tree}/hip/lib"):
             for fn in system.listdir(libdir):
                 m = _HIPLIB.match(fn)
-                if m and f"{libdir}/{fn}" not in seen_hip:
-                    seen_hip.add(f"{libdir}/{fn}")
+                if m and system.realpath(f"{libdir}/{fn}") not in seen_hip:
+                    seen_hip.add(system.realpath(f"{libdir}/{fn}"))
                     rows.append(row("runtimes", f"{libdir}/{fn}", vendor="amd", name="hip-runtime",
                                     version=m.group(1), path=f"{libdir}/{fn}", origin="system"))
                     rows.append(row("libraries", f"{libdir}/{fn}", name="amdhip64", version=m.group(1),
@@ -584,8 +586,8 @@ def probe_rocm_install(system: System) -> Iterable[Row]:
     for libdir in LIB_DIRS:
         for fn in system.listdir(libdir):
             m = _HIPLIB.match(fn)
-            if m and f"{libdir}/{fn}" not in seen_hip:
-                seen_hip.add(f"{libdir}/{fn}")
+            if m and system.realpath(f"{libdir}/{fn}") not in seen_hip:
+                seen_hip.add(system.realpath(f"{libdir}/{fn}"))
                 rows.append(row("runtimes", f"{libdir}/{fn}", vendor="amd", name="hip-runtime",
                                 version=m.group(1), path=f"{libdir}/{fn}", origin="system"))
                 rows.append(row("libraries", f"{libdir}/{fn}", name="amdhip64", version=m.group(1),
