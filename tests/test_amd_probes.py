@@ -291,3 +291,23 @@ def test_amd_smi_static_list_and_version():
     rows = A.parse_amd_smi(fixture_text("amd/amd-smi-version-rocm610.txt"), "amd-smi version")
     assert t(rows, "runtimes") == [{"vendor": "amd", "name": "rocm", "version": "6.1.0", "origin": "system"}]
     assert t(rows, "gpu_devices") == []
+
+
+def test_parse_dpkg_list_and_status():
+    rows = A.parse_dpkg(fixture_text(DEB + "dpkg-gpu-packages.txt"), "dpkg -l")
+    assert t(rows, "runtimes") == [{"vendor": "amd", "name": "rocm", "version": "5.2.3", "path": "/usr", "origin": "system"}]
+    assert t(rows, "drivers") == []
+    # package versions as AMD's repositories name them (seen in public threads); paragraphs constructed
+    status = ("Package: rocm-core\nStatus: install ok installed\nVersion: 6.0.2.60002-115~22.04\n\n"
+              "Package: hip-runtime-amd\nStatus: install ok installed\nVersion: 6.0.32831.60002-115~22.04\n\n"
+              "Package: miopen-hip\nStatus: install ok installed\nVersion: 3.00.0.60002-115~22.04\n\n"
+              "Package: amdgpu-dkms\nStatus: install ok installed\nVersion: 1:6.8.5.60200-2009582.24.04\n\n"
+              "Package: rocblas\nStatus: deinstall ok config-files\nVersion: 4.0.0.60002-115~22.04\n")
+    rows = A.parse_dpkg(status, "/var/lib/dpkg/status")
+    rts = {r["name"]: r["version"] for r in t(rows, "runtimes")}
+    assert rts == {"rocm": "6.0.2", "hip-runtime": "6.0.32831"}
+    assert [(r["name"], r["version"]) for r in t(rows, "libraries")] == [("miopen", "3.00.0")]
+    assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module", "version": "6.8.5.60200",
+                                   "flavor": "dkms-package"}]
+    live = list(A.probe_amdgpu_dkms(FakeSystem(files={"/var/lib/dpkg/status": status})))
+    assert [r["version"] for r in live] == ["6.8.5.60200"]

@@ -404,12 +404,33 @@ def dpkg_rows(pkgs: dict[str, str], source: str) -> list[Row]:
     elif hip:  # Debian/Ubuntu's own ROCm packages under /usr
         rows.append(row("runtimes", source, vendor="amd", name="rocm", version=upstream_version(hip),
                         path="/usr", origin="system"))
+    hiprt = pkgs.get("hip-runtime-amd")  # AMD's packages: 6.0.32831.60002-115~22.04 -> HIP 6.0.32831
+    if hiprt:
+        up = upstream_version(hiprt)
+        rows.append(row("runtimes", source, vendor="amd", name="hip-runtime", version=".".join(up.split(".")[:3]),
+                        path="hip-runtime-amd (package)", origin="system"))
     for name, lib in (("miopen", r"(libmiopen|miopen-hip)"), ("rocblas", r"(librocblas|rocblas)")):
         for k, v in sorted(pkgs.items()):
             if re.match(lib, k) and not k.endswith("-dev") and not k.endswith("-doc"):
-                rows.append(row("libraries", source, name=name, version=upstream_version(v), path=k,
-                                origin="system"))
+                up = upstream_version(v)
+                parts = up.split(".")
+                if len(parts) == 4 and len(parts[3]) == 5:  # AMD's 3.00.0.60002: drop the ROCm build
+                    up = ".".join(parts[:3])
+                rows.append(row("libraries", source, name=name, version=up, path=k, origin="system"))
                 break
+    return rows
+
+
+def parse_dpkg(text: str, source: str) -> list[Row]:
+    """Installed AMD GPU packages, from ``dpkg -l`` lines ('ii  rocm-core  6.0.2.60002-115~22.04 ...')
+    or /var/lib/dpkg/status paragraphs: the ROCm release (rocm-core, or Debian's libamdhip64-N), the
+    HIP runtime (hip-runtime-amd), MIOpen and rocBLAS packages, and the amdgpu-dkms driver package
+    (a drivers row with flavor 'dkms-package': installed, not necessarily loaded)."""
+    pkgs = parse_dpkg_status(text) if re.search(r"^Package:", text or "", re.M) else parse_dpkg_list(text)
+    rows = dpkg_rows(pkgs, source)
+    if "amdgpu-dkms" in pkgs:
+        rows.append(row("drivers", f"{source} (amdgpu-dkms)", vendor="amd", component="kernel-module",
+                        version=upstream_version(pkgs["amdgpu-dkms"]), flavor="dkms-package"))
     return rows
 
 
@@ -594,11 +615,10 @@ def probe_rocm_install(system: System) -> Iterable[Row]:
                                 path=f"{libdir}/{fn}", origin="system"))
     status = system.read_text("/var/lib/dpkg/status", limit=64 * 1024 * 1024)
     if status:
-        pkgs = parse_dpkg_status(status)
         have_rocm = {r["path"] for r in rows if r.table == "runtimes" and r["name"] == "rocm"}
-        for r in dpkg_rows(pkgs, "/var/lib/dpkg/status"):
-            if r.table == "runtimes" and r["path"] in have_rocm:
-                continue
+        for r in parse_dpkg(status, "/var/lib/dpkg/status"):
+            if r.table == "drivers" or (r.table == "runtimes" and r["path"] in have_rocm):
+                continue  # the amdgpu-dkms package row comes from its own probe
             rows.append(r)
     return rows
 
@@ -610,11 +630,7 @@ def probe_amdgpu_dkms(system: System) -> Iterable[Row]:
     status = system.read_text("/var/lib/dpkg/status", limit=64 * 1024 * 1024)
     if not status:
         return []
-    got = amdgpu_dkms_version(parse_dpkg_status(status))
-    if not got:
-        return []
-    return [row("drivers", "/var/lib/dpkg/status (amdgpu-dkms)", vendor="amd", component="kernel-module",
-                version=upstream_version(parse_dpkg_status(status)["amdgpu-dkms"]), flavor="dkms-package")]
+    return [r for r in parse_dpkg(status, "/var/lib/dpkg/status") if r.table == "drivers"]
 
 
 def probe_rocminfo(system: System) -> Iterable[Row]:
