@@ -1,0 +1,168 @@
+"""`gpuvet diagnose` end to end: JSON document, formats, stdin, bad input, large files (grep and Python
+paths agree), --follow on a growing log, --here with a fake machine."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REAL, run_cli
+from gpuvet.diagnosis import diagnose_path, scan_file_fast, scan_stream
+
+LOG = """[2024-06-01 10:00:00,001] INFO loading model
+\x1b[33mWARNING\x1b[0m something harmless
+[rank0]: Traceback (most recent call last):
+[rank0]:   File "train.py", line 10, in <module>
+[rank0]: RuntimeError: HIP error: invalid device function
+[rank0]: HIP kernel errors might be asynchronously reported at some other API call
+"""
+
+
+def write(tmp_path, text, name="log.txt"):
+    p = tmp_path / name
+    p.write_bytes(text.encode() if isinstance(text, str) else text)
+    return str(p)
+
+
+def test_json_document(tmp_path):
+    r = run_cli(["diagnose", "--format", "json", write(tmp_path, LOG)])
+    assert r.code == 1, r.err
+    doc = r.json()
+    assert doc["command"] == "diagnose" and isinstance(doc["diagnoses"], list)
+    top = doc["diagnoses"][0]
+    assert {"cause", "component", "confidence", "evidence", "fix", "why"} <= set(top)
+    assert top["cause"] == "gpu-arch-unsupported" and 0 < top["confidence"] <= 1
+    assert top["evidence"][0]["line"] == 5 and "invalid device function" in top["evidence"][0]["text"]
+    assert doc["findings"][0]["cause"] == "gpu-arch-unsupported"
+    confs = [d["confidence"] for d in doc["diagnoses"]]
+    assert confs == sorted(confs, reverse=True)
+
+
+def test_user_code_error_gives_empty_list(tmp_path):
+    text = ("../aten/src/ATen/native/cuda/Loss.cu:242: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], "
+            "thread: [1,0,0] Assertion `t >= 0 && t < n_classes` failed.\nRuntimeError: CUDA error: device-side assert triggered\n")
+    r = run_cli(["diagnose", "--format", "json", write(tmp_path, text)])
+    assert r.code == 0 and r.json()["diagnoses"] == [] and r.json()["user_code_signals"]
+
+
+def test_terminal_and_markdown(tmp_path):
+    p = write(tmp_path, LOG)
+    r = run_cli(["diagnose", p])
+    assert "gpu-arch-unsupported" in r.out and "line 5" in r.out
+    r = run_cli(["diagnose", "--format", "markdown", p])
+    assert "gpu-arch-unsupported" in r.out
+
+
+def test_stdin():
+    r = run_cli(["diagnose", "--format", "json", "-"], stdin=LOG)
+    assert r.json()["diagnoses"][0]["cause"] == "gpu-arch-unsupported"
+
+
+def test_pasted_report_facts_are_used():
+    text = (REAL / "h200-cuda13" / "collect_env.txt").read_text() + "\nRuntimeError: CUDA error: out of memory\n"
+    r = run_cli(["diagnose", "--format", "json", "-"], stdin=text)
+    doc = r.json()
+    assert doc["diagnoses"][0]["cause"] == "memory-allocator"
+    assert doc["facts"], "collect_env facts should be parsed"
+
+
+@pytest.mark.parametrize("content,msg", [
+    (b"", "empty"),
+    (b"   \n\n", "empty"),
+    (b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8, "binary"),
+])
+def test_bad_input_one_line_error(tmp_path, content, msg):
+    r = run_cli(["diagnose", write(tmp_path, content)])
+    assert r.code == 3 and msg in r.err and r.err.count("\n") == 1 and "Traceback" not in r.err
+
+
+def test_directory_missing_and_stdin_binary(tmp_path):
+    r = run_cli(["diagnose", str(tmp_path)])
+    assert r.code == 3 and "directory" in r.err
+    r = run_cli(["diagnose", str(tmp_path / "nope.log")])
+    assert r.code == 3 and "cannot read" in r.err
+    r = run_cli(["diagnose", "-"], stdin=b"\x00\x01\x02" * 100)
+    assert r.code == 3 and "binary" in r.err
+    r = run_cli(["diagnose"])
+    assert r.code == 2
+
+
+def test_invalid_utf8_is_fine(tmp_path):
+    p = write(tmp_path, b"caf\xe9 \xff\xfe\nRuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    r = run_cli(["diagnose", "--format", "json", p])
+    assert r.json()["diagnoses"][0]["cause"] == "gpu-arch-unsupported"
+
+
+def test_large_file_grep_and_python_paths_agree(tmp_path):
+    filler = ("2024-06-01 10:00:00,001 INFO step 12 loss 0.31 lr 1e-4 tokens/s 12000\n" * 4000).encode()
+    p = tmp_path / "big.log"
+    with open(p, "wb") as fh:
+        fh.write(b"GPU 0: AMD Instinct MI250X (gfx90a)\n")
+        for _ in range(80):
+            fh.write(filler)
+        fh.write(b"x" * (3 << 20) + b"\n")  # one multi-MB line
+        fh.write(b"torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB.\n")
+        for _ in range(20):
+            fh.write(filler)
+    with open(p, "rb") as fh:
+        slow, _ = scan_stream(fh)
+    if shutil.which("grep"):
+        fast, _ = scan_file_fast(str(p))
+        assert fast.matches.keys() == slow.matches.keys()
+        assert fast.first_line == slow.first_line
+    assert slow.first_line["LOG100"] == 1 + 80 * 4000 + 2
+    rep = diagnose_path(str(p))
+    assert rep.extra["diagnoses"][0]["cause"] == "memory-allocator"
+    assert rep.extra["scan"]["hints"]["amd"]["line"] == 1
+
+
+def test_follow_reports_first_diagnosis_as_it_appears(tmp_path):
+    p = tmp_path / "train.log"
+    p.write_text("step 1 loss 2.0\n")
+
+    def writer():
+        with open(p, "a") as fh:
+            for i in range(3):
+                time.sleep(0.2)
+                fh.write(f"step {i + 2} loss 1.{i}\n")
+                fh.flush()
+            fh.write("NCCL WARN Error while creating shared memory segment /dev/shm/nccl-abc (size 9637888)\n")
+            fh.flush()
+            time.sleep(0.5)
+            fh.write("more lines after the error\n")
+
+    t = threading.Thread(target=writer)
+    t.start()
+    started = time.monotonic()
+    r = run_cli(["diagnose", "--follow", str(p), "--wait", "20", "--format", "json"])
+    t.join()
+    assert r.code == 1, r.err
+    assert r.json()["diagnoses"][0]["cause"] == "collective-comm"
+    assert time.monotonic() - started < 15
+
+
+def test_follow_gives_up_after_wait(tmp_path):
+    p = tmp_path / "quiet.log"
+    p.write_text("all good\n")
+    r = run_cli(["diagnose", "--follow", str(p), "--wait", "0.5"])
+    assert r.code == 0 and "no diagnosis" in r.err
+
+
+def test_here_adds_live_facts(tmp_path):
+    from gpuvet.probes.system import FakeSystem
+
+    r = run_cli(["diagnose", "--here", "--format", "json", write(tmp_path, LOG)], system=FakeSystem())
+    assert r.code == 1, r.err
+    assert r.json()["meta"]["facts_origin"] == "pasted+live"
+
+
+def test_real_subprocess_never_tracebacks(tmp_path):
+    gpuvet = [sys.executable, "-m", "gpuvet"]
+    for arg in (str(tmp_path), str(tmp_path / "missing")):
+        p = subprocess.run(gpuvet + ["diagnose", arg], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 3 and "Traceback" not in p.stderr and p.stderr.startswith("gpuvet: error:")

@@ -1,0 +1,96 @@
+"""Version facts inside tracebacks, context hints, and ranking (facts + signatures + user-code signals)."""
+from gpuvet.logs.extract import facts_in, hints_in
+from gpuvet.logs.match import Scanner
+from gpuvet.logs.rank import rank
+from gpuvet.logs.signatures import load_catalog
+from gpuvet.model import Evidence, Finding, Outcome, Severity
+
+
+def scan(text):
+    sc = Scanner(load_catalog())
+    sc.feed_text(text)
+    return sc.result
+
+
+def causes(diags):
+    return [d.cause for d in diags]
+
+
+def finding(cause, component="framework-build", sev=Severity.ERROR, code="BLD999"):
+    return Finding(code=code, name="x", severity=sev, outcome=Outcome.FAILED, title="fact title",
+                   evidence=(Evidence("torch 2.3.0+rocm5.7 targets gfx900 gfx906", "pasted"),), cause=cause,
+                   component=component)
+
+
+def test_facts_in_tracebacks_become_rows():
+    rows = facts_in("    PyTorch 2.1.0+cu121 built for: PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.2.0+cu121)", 3)
+    assert rows == [] or rows[0].table == "framework_builds"
+    rows = facts_in("xFormers was built for: PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.2.0+cpu)", 4)
+    fb = [r for r in rows if r.table == "framework_builds"][0]
+    assert fb["version"] == "2.2.0+cpu" and fb["variant"] == "cpu" and fb.source == "log line 4"
+    rows = facts_in("UserWarning: The NVIDIA driver on your system is too old (found version 11040).", 9)
+    assert rows[0].table == "drivers" and rows[0]["cuda_version"] == "11.4"
+    rows = facts_in("ROCk module version 6.3.6 is loaded", 1)
+    assert rows[0]["vendor"] == "amd" and rows[0]["version"] == "6.3.6"
+    rows = facts_in("| NVIDIA-SMI 550.54.14   Driver Version: 550.54.14   CUDA Version: 12.4 |", 2)
+    assert rows[0]["version"] == "550.54.14" and rows[0]["cuda_version"] == "12.4"
+
+
+def test_hints():
+    names = {h.name for h in hints_in("GPU: AMD Radeon RX 6700 XT (gfx1031)", 1)}
+    assert "amd" in names
+    names = {h.name for h in hints_in("[pip3] torch==2.4.0+cu121", 1)}
+    assert {"nvidia", "cuda-build"} <= names
+    assert "prerelease" in {h.name for h in hints_in("torch 2.6.0.dev20241112+rocm6.2", 1)}
+    assert not hints_in("epoch 3 loss 0.25", 1)
+
+
+def test_signature_alone_gives_prior():
+    d = rank(scan("RuntimeError: HIP error: invalid device function"))
+    assert causes(d)[0] == "gpu-arch-unsupported" and 0 < d[0].confidence <= 1
+    assert d[0].evidence[0]["line"] == 1
+
+
+def test_fact_that_explains_the_error_outranks_prior():
+    s = scan("RuntimeError: HIP error: invalid device function")
+    d = rank(s, [finding("runtime-mismatch", "runtime", code="RTM999")])
+    assert causes(d)[0] == "runtime-mismatch"
+    assert "explains the error" in d[0].why or "explains the error" in d[0].title or d[0].checks == ["RTM999"]
+    assert d[0].facts and d[0].facts[0]["check"] == "RTM999"
+
+
+def test_unrelated_fact_stays_below_specific_signature():
+    s = scan("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    d = rank(s, [finding("driver-too-old", "driver", code="DRV999")])
+    assert causes(d)[0] == "memory-allocator" and "driver-too-old" in causes(d)
+
+
+def test_fact_alone_when_no_signature():
+    d = rank(scan(">>> import torch\n>>> print('hello')"), [finding("cpu-only-build")])
+    assert causes(d) == ["cpu-only-build"]
+
+
+def test_context_settles_ambiguous_message():
+    amd = scan("GPU: AMD Radeon RX 7900 XTX\nRuntimeError: Found no NVIDIA driver on your system.")
+    assert causes(rank(amd))[0] == "wrong-vendor-build"
+    cpu = scan("[pip3] torch==2.3.0+cpu\n>>> torch.cuda.is_available()\nFalse")
+    assert causes(rank(cpu))[0] == "cpu-only-build"
+    nightly = scan("torch 2.7.0.dev20250301+cu128\nImportError: libcudnn_graph.so.9: cannot open shared object file")
+    assert causes(rank(nightly))[0] == "prerelease-regression"
+    stable = scan("torch 2.5.1+cu124\nImportError: libcudnn_graph.so.9: cannot open shared object file")
+    assert causes(rank(stable))[0] == "runtime-mismatch"
+
+
+def test_user_code_errors_blame_nothing():
+    for text in (
+        "Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [5,0,0] Assertion `t >= 0 && t < n_classes` failed.\nRuntimeError: CUDA error: device-side assert triggered",
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x100 and 64x10)",
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+        "epoch 1 step 10 loss nan",
+    ):
+        assert rank(scan(text)) == [], text
+
+
+def test_generic_symptom_discounted_by_user_code_signal():
+    d = rank(scan("RuntimeError: CUDA error: device-side assert triggered\nSegmentation fault (core dumped)"))
+    assert all(x.confidence < 0.2 for x in d) or d == []

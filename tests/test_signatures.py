@@ -1,0 +1,89 @@
+"""Every log signature: schema-valid KB data, its examples match and its counter-examples do not
+(through the same normalisation and prefilter the scanner uses), patterns are POSIX-ERE compatible
+(grep -E agrees), and each has a literal anchor for the prefilter."""
+import json
+import re
+import shutil
+import subprocess
+from importlib import resources
+
+import pytest
+import yaml
+
+from gpuvet.logs.match import Scanner
+from gpuvet.logs.normalize import normalize
+from gpuvet.logs.signatures import CAUSES, COMPONENTS, anchors, build_catalog, load_catalog
+
+DATA = yaml.safe_load((resources.files("gpuvet.kb") / "data" / "signatures.yaml").read_text(encoding="utf-8"))
+SCHEMA = json.loads((resources.files("gpuvet.kb") / "schemas" / "signatures.schema.json").read_text(encoding="utf-8"))
+CAT = load_catalog()
+SIGS = {s.id: s for s in CAT.signatures}
+
+
+def test_schema_valid():
+    import jsonschema
+
+    jsonschema.Draft202012Validator(SCHEMA).validate(DATA)
+
+
+def test_ids_names_unique_and_in_range():
+    ids = [e["id"] for e in DATA["entries"]]
+    names = [e["name"] for e in DATA["entries"]]
+    assert len(ids) == len(set(ids)) and len(names) == len(set(names))
+    assert all(re.fullmatch(r"LOG\d{3}", i) and int(i[3:]) >= 1 for i in ids)
+
+
+def test_causes_components_in_taxonomy():
+    for s in CAT.signatures:
+        assert s.cause in CAUSES + ("none",), s.id
+        assert s.component in COMPONENTS, s.id
+        for h in s.alternatives + s.resolve:
+            assert h.cause in CAUSES and h.component in COMPONENTS, s.id
+
+
+def test_every_signature_has_examples_and_source():
+    for s in CAT.signatures:
+        assert s.examples, s.id
+        assert s.source.startswith("http"), s.id
+        assert s.meaning and s.fix, s.id
+
+
+@pytest.mark.parametrize("sid", sorted(SIGS))
+def test_examples_match_through_scanner(sid):
+    sig = SIGS[sid]
+    for ex in sig.examples:
+        sc = Scanner(CAT)
+        sc.feed(1, ex)
+        assert sid in sc.result.matches, f"{sid} should match {ex!r}"
+        sc = Scanner(CAT)
+        sc.feed(7, ex.encode())  # bytes path: the raw-line prefilter and routing
+        assert sid in sc.result.matches, f"{sid} should match bytes {ex!r}"
+    for ex in sig.counter_examples:
+        assert not sig.search(normalize(ex)), f"{sid} must not match {ex!r}"
+
+
+@pytest.mark.parametrize("sid", sorted(SIGS))
+def test_patterns_have_anchor(sid):
+    for p in SIGS[sid].patterns:
+        assert anchors(p), f"{sid}: {p!r} has no literal anchor"
+
+
+def test_non_ere_constructs_refused():
+    bad = {"id": "LOG999", "name": "x", "title": "x", "cause": "other", "component": "runtime", "weight": 0.5,
+           "patterns": [r"foo\d+bar"], "meaning": "x", "fix": "x", "source": "https://x"}
+    with pytest.raises(ValueError):
+        build_catalog([bad])
+
+
+@pytest.mark.skipif(shutil.which("grep") is None, reason="grep not installed")
+def test_grep_E_agrees_on_examples(tmp_path):
+    """The fast path hands these patterns to grep -E: it must match what Python matches."""
+    for s in CAT.signatures:
+        pf = tmp_path / f"{s.id}.pat"
+        pf.write_text("\n".join(s.patterns) + "\n")
+        inp = tmp_path / f"{s.id}.txt"
+        inp.write_text("\n".join(s.examples) + "\n")
+        out = subprocess.run(["grep", "-a", "-c", "-E", "-f", str(pf), str(inp)], capture_output=True, text=True,
+                             env={"LC_ALL": "C"})
+        assert out.returncode in (0, 1), (s.id, out.stderr)
+        assert int(out.stdout.strip() or 0) == len(s.examples), f"grep -E disagrees on {s.id}: {out.stderr}"
