@@ -343,3 +343,15 @@ def test_drv020_incompatible_kernel_and_userspace_from_rocminfo():
               errors=[ProbeError("pasted.rocminfo", ("gpu_devices",), P.rocminfo_error(text))])
     got = run(C.amd_kernel_driver_too_old, f)
     assert got[0].outcome is Outcome.FAILED and "incompatible" in got[0].title
+
+
+def test_env024_pasted_rocminfo_shows_the_overridden_target():
+    # rocminfo run with the override reports gfx1030 for an RX 6700 XT: the model name gives gfx1031
+    f = facts(env("HSA_OVERRIDE_GFX_VERSION", "10.3.0"), gpu("AMD Radeon RX 6700 XT", "gfx1030"))
+    got = run(C.hsa_override_gfx_version, f)
+    assert got[0].outcome is Outcome.PASSED and "gfx1031 -> gfx1030" in got[0].title
+    f = facts(env("HSA_OVERRIDE_GFX_VERSION", "10.3.0"), gpu("AMD Radeon Graphics", "gfx1030"))
+    assert outcome(C.hsa_override_gfx_version, f) is Outcome.UNKNOWN
+    kfd = row("gpu_devices", "/sys/class/kfd/kfd/topology/nodes/1/properties", vendor="amd", index=0, name=None,
+              arch="gfx1030")
+    assert outcome(C.hsa_override_gfx_version, facts(env("HSA_OVERRIDE_GFX_VERSION", "10.3.0"), kfd)) is Outcome.PASSED

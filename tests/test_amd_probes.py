@@ -218,13 +218,38 @@ def test_rocminfo_missing_is_a_missing_error():
     assert e.value.kind == "missing"
 
 
-def test_kfd_topology_and_module_version():
+def test_module_version_and_no_kfd_rows_from_the_driver_probe():
     files = {**kfd_files({0: 0, 1: 90010, 2: 90010}), "/sys/module/amdgpu/version": "6.10.5\n"}
     rows = list(A.probe_kernel_driver(FakeSystem(files=files)))
     assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module", "version": "6.10.5", "flavor": "dkms"}]
+    assert t(rows, "gpu_devices") == []  # KFD GPUs come from the rocminfo probe, once
+
+
+def test_kfd_gpus_named_by_rocminfo():
+    files = kfd_files({0: 0, 1: 90010, 2: 90010})
+    s = FakeSystem(files=files, commands={"rocminfo": fixture_text("amd/rocminfo-4xmi210-rocm624.txt")})
+    rows = list(A.probe_rocminfo(s))
     gpus = t(rows, "gpu_devices")
-    assert [(g["index"], g["arch"], g["pci_bus"]) for g in gpus] == [(0, "gfx90a", "0000:e3:00.0"),
-                                                                     (1, "gfx90a", "0000:e3:00.0")]
+    assert [(g["index"], g["name"], g["arch"], g["pci_bus"]) for g in gpus] == [
+        (0, "AMD Instinct MI210", "gfx90a", "0000:e3:00.0"), (1, "AMD Instinct MI210", "gfx90a", "0000:e3:00.0")]
+    assert t(rows, "drivers")[0]["version"] == "6.10.5"
+
+
+def test_kfd_gives_the_real_target_under_an_override():
+    # rocminfo reports the overridden ISA when HSA_OVERRIDE_GFX_VERSION is set; KFD keeps the real one
+    # (here: KFD node 1 says gfx1031 while rocminfo's agent on node 1 reports gfx1100)
+    s = FakeSystem(files=kfd_files({0: 0, 1: 100301}),
+                   commands={"rocminfo": fixture_text("amd/rocminfo-rx7900xtx-rocm602.txt")})
+    gpus = t(A.probe_rocminfo(s), "gpu_devices")
+    assert [(g["name"], g["arch"]) for g in gpus] == [("Radeon RX 7900 XTX", "gfx1031")]
+
+
+def test_kfd_without_rocminfo_and_rocminfo_failing_with_kfd():
+    s = FakeSystem(files=kfd_files({0: 0, 1: 110003}))
+    assert [g["arch"] for g in t(A.probe_rocminfo(s), "gpu_devices")] == ["gfx1103"]
+    text, code = strip_exit(fixture_text(DEB + "rocminfo.txt"))
+    s = FakeSystem(files=kfd_files({0: 0, 1: 110003}), commands={"rocminfo": CommandResult(("rocminfo",), code, text, "")})
+    assert [g["arch"] for g in t(A.probe_rocminfo(s), "gpu_devices")] == ["gfx1103"]
 
 
 def test_inbox_amdgpu_without_version_file():
@@ -258,12 +283,12 @@ def test_several_rocm_trees_and_default():
 
 
 def test_smi_only_runs_with_a_kfd_gpu():
-    sysfs = FakeSystem(commands={"rocm-smi --showdriverversion -i": "should not run"})
+    sysfs = FakeSystem(commands={"rocm-smi --showdriverversion -i": "should not run"})  # no KFD GPU
     assert list(A.probe_smi(sysfs)) == []
     smi = fixture_text("amd/rocm-smi-a-excerpt-gfx1103-rocm611.txt")
     s2 = FakeSystem(commands={"rocm-smi --showdriverversion -i": smi}, files=kfd_files({1: 110003}))
     rows = list(A.probe_smi(s2))
-    assert t(rows, "drivers")[0]["flavor"] == "inbox" and t(rows, "gpu_devices")[0]["arch"] == "gfx1103"
+    assert t(rows, "drivers")[0]["flavor"] == "inbox" and t(rows, "gpu_devices") == []
 
 
 def test_miopen_cache_rows():

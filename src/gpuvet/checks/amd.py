@@ -471,7 +471,8 @@ def hsa_override_gfx_version(ctx: Context) -> Iterable:
     malformed value is an error; a value the knowledge base (``hsa_overrides``, from public threads)
     records as failing for this GPU's real target is an error; an override of another GPU
     generation (major version) is an error; an override on a GPU the installed ROCm release
-    supports natively is a warning; a value recorded as working passes.
+    supports natively is a warning; a value recorded as working passes.  The GPU's own target comes
+    from the KFD topology (rocminfo reports the target after the override) or from its model name.
 
     Why is this bad?
     The override makes ROCm load code objects built for another target.  Within one family (RDNA2
@@ -531,13 +532,23 @@ def hsa_override_gfx_version(ctx: Context) -> Iterable:
             continue
         for g in targets:
             real = gpu_arch(g, ctx.kb)
+            from_kfd = "/kfd/" in g.source
+            if not from_kfd:
+                # rocminfo / amd-smi report the target *after* the override: prefer the model's own
+                by_name = gpu_arch(Row(g.table, {**g.values, "arch": None, "compute_capability": None}, g.source),
+                                   ctx.kb)
+                real = by_name or real
             gname = g.get("name") or real or "GPU"
             e_gpu = ev(g, f"{gname}: {real or 'target unknown'}")
             if not real:
                 yield Unknown(f"{n}={value} ({eff}); the real target of {gname} is not known", [e_set, e_gpu])
                 continue
             if real == eff:
-                yield Pass(f"{n}={value} names {gname}'s own target {real}", [e_set, e_gpu])
+                if not from_kfd and not by_name:
+                    yield Unknown(f"{n}={value}: {gname} reports {eff}, which may be the override itself; its own "
+                                  "target is not known", [e_set, e_gpu])
+                else:
+                    yield Pass(f"{n}={value} names {gname}'s own target {real}", [e_set, e_gpu])
                 continue
             known = [o for o in overrides if o.get("real") == real and str(o.get("override")) == value.strip()]
             if known and not known[0].get("works"):

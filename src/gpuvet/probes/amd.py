@@ -162,30 +162,35 @@ def parse_rocminfo(text: str, source: str) -> list[Row]:
     if m:
         rows.append(row("runtimes", source, vendor="amd", name="hsa-runtime", version=m.group(1),
                         origin="pasted" if source.startswith("<") else "system"))
-    # Agents: each begins with its agent-level "Name:" line (the indentation of "Device Type:");
-    # banners ("*******  Agent N") vary and users elide parts of the output ("[...]").
+    for idx, a in enumerate(a for a in _rocminfo_agents(t) if a["type"] == "GPU"):
+        rows.append(row("gpu_devices", source, vendor="amd", index=idx, name=a["name"], arch=a["arch"],
+                        memory_mib=a["memory_mib"], pci_bus=a["pci_bus"]))
+    return rows
+
+
+def _rocminfo_agents(t: str) -> list[dict]:
+    """rocminfo's agents: each begins with its agent-level "Name:" line (at the indentation of
+    "Device Type:"); banners ("*******  Agent N") vary and users elide parts of the output ("[...]")."""
     lines = t.splitlines()
     dt_indent = [len(m.group(1)) for m in (re.match(r"^(\s*)Device Type:", ln) for ln in lines) if m]
     if not dt_indent:
-        return rows
+        return []
     base = min(dt_indent)
-    agents: list[list[str]] = []
+    chunks: list[list[str]] = []
     for ln in lines:
         m = re.match(r"^(\s*)Name:\s", ln)
         if m and len(m.group(1)) == base:
-            agents.append([])
-        if agents:
-            agents[-1].append(ln)
-    idx = 0
-    for lines_ in agents:
+            chunks.append([])
+        if chunks:
+            chunks[-1].append(ln)
+    agents = []
+    for lines_ in chunks:
         block = "\n".join(lines_)
         dtype = re.search(r"^\s*Device Type:\s*(\S+)", block, re.M)
-        if not dtype or dtype.group(1).upper() != "GPU":
-            continue
         name = re.match(r"^\s*Name:\s*(.+?)\s*$", lines_[0])
         mkt = re.search(r"^\s*Marketing Name:[ \t]*(.*?)\s*$", block, re.M)
         isa = re.search(r"amdgcn-amd-amdhsa--(gfx[0-9a-f]+)", block)
-        arch = _arch(name.group(1) if name else None) or (isa.group(1) if isa else None)
+        node = re.search(r"^\s*Node:\s*(\d+)", block, re.M)
         mem = None
         pool = re.search(r"Segment:\s*GLOBAL; FLAGS: COARSE GRAINED\s*\n\s*Size:\s*(\d+)\(0x[0-9a-f]+\)\s*KB",
                          block, re.I)
@@ -196,11 +201,12 @@ def parse_rocminfo(text: str, source: str) -> list[Row]:
         if bdf:
             b = int(bdf.group(1))
             pci = f"{(b >> 8) & 0xff:02x}:{(b >> 3) & 0x1f:02x}.{b & 0x7:x}"
-        rows.append(row("gpu_devices", source, vendor="amd", index=idx,
-                        name=(mkt.group(1) if mkt and mkt.group(1) else (name.group(1) if name else "")),
-                        arch=arch, memory_mib=mem, pci_bus=pci))
-        idx += 1
-    return rows
+        agents.append({
+            "type": dtype.group(1).upper() if dtype else "",
+            "name": (mkt.group(1) if mkt and mkt.group(1) else (name.group(1) if name else "")),
+            "arch": _arch(name.group(1) if name else None) or (isa.group(1) if isa else None),
+            "node": int(node.group(1)) if node else None, "memory_mib": mem, "pci_bus": pci})
+    return agents
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -455,8 +461,13 @@ def amdgpu_dkms_version(pkgs: dict[str, str]) -> tuple[str, str | None] | None:
 # ---------------------------------------------------------------------------------------------------
 # live probes
 def _kfd_gpus(system: System) -> list[Row]:
+    return [r for _, r in _kfd_nodes(system)]
+
+
+def _kfd_nodes(system: System) -> list[tuple[int, Row]]:
+    """(KFD node id, gpu_devices row) for every GPU node of the KFD topology (files only)."""
     base = "/sys/class/kfd/kfd/topology/nodes"
-    rows: list[Row] = []
+    rows: list[tuple[int, Row]] = []
     idx = 0
     nodes = sorted(system.listdir(base), key=lambda n: int(n) if n.isdigit() else 1 << 30)
     for n in nodes:
@@ -488,8 +499,9 @@ def _kfd_gpus(system: System) -> list[Row]:
                     pass
         if total:
             mem = total // (1024 * 1024)
-        rows.append(row("gpu_devices", f"{base}/{n}/properties", vendor="amd", index=idx, name=name,
-                        arch=arch, memory_mib=mem, pci_bus=pci))
+        rows.append((int(n) if n.isdigit() else -1,
+                     row("gpu_devices", f"{base}/{n}/properties", vendor="amd", index=idx, name=name,
+                         arch=arch, memory_mib=mem, pci_bus=pci)))
         idx += 1
     return rows
 
@@ -513,7 +525,7 @@ def _pci_amd_gpus(system: System) -> list[Row]:
 
 
 def probe_kernel_driver(system: System) -> Iterable[Row]:
-    """amdgpu kernel module and KFD topology (files only)."""
+    """amdgpu kernel module (files only); without a KFD topology, the AMD GPUs on the PCI bus."""
     rows: list[Row] = []
     ver = system.read_text("/sys/module/amdgpu/version", limit=256)
     if ver and ver.strip():
@@ -523,10 +535,8 @@ def probe_kernel_driver(system: System) -> Iterable[Row]:
         krel = (system.read_text("/proc/sys/kernel/osrelease", limit=256) or "").strip()
         rows.append(row("drivers", "/sys/module/amdgpu", vendor="amd", component="kernel-module",
                         version=krel, flavor="inbox"))
-    kfd = _kfd_gpus(system)
-    rows.extend(kfd)
-    if not kfd:
-        rows.extend(_pci_amd_gpus(system))
+    if not system.exists("/sys/class/kfd/kfd/topology/nodes"):
+        rows.extend(_pci_amd_gpus(system))  # no KFD: GPUs on the bus with no compute driver
     return rows
 
 
@@ -634,22 +644,34 @@ def probe_amdgpu_dkms(system: System) -> Iterable[Row]:
 
 
 def probe_rocminfo(system: System) -> Iterable[Row]:
-    exe = system.which("rocminfo")
+    """GPUs from the KFD topology (the real gfx target, whatever HSA_OVERRIDE_GFX_VERSION says) named
+    by rocminfo's agents; rocminfo's runtime and ROCk lines.  Without rocminfo, the KFD GPUs alone;
+    rocminfo failing with no KFD GPU is this probe's error."""
+    kfd = _kfd_nodes(system)
+    exe = _find_tool(system, "rocminfo")
     if not exe:
-        for tree in _rocm_trees(system):
-            if system.exists(f"{tree}/bin/rocminfo"):
-                exe = f"{tree}/bin/rocminfo"
-                break
-    if not exe:
+        if kfd:
+            return [r for _, r in kfd]
         raise ProbeFailed("rocminfo: not installed", "missing")
     res = system.run([exe], timeout=CMD_TIMEOUT)
+    text = res.output if not res.error else ""
+    rows = parse_rocminfo(text, "rocminfo") if text else []
+    err = rocminfo_error(text) if text else None
+    if kfd:
+        # one row per KFD GPU: rocminfo's agent on the same node gives the marketing name
+        agents = {a["node"]: a for a in _rocminfo_agents(_clean(text)) if a["type"] == "GPU"}
+        out = [r for r in rows if r.table != "gpu_devices"]
+        for node, r in kfd:
+            a = agents.get(node)
+            vals = dict(r.values)
+            if a:
+                vals.update(name=a["name"] or vals.get("name"), memory_mib=vals.get("memory_mib") or a["memory_mib"])
+            out.append(Row("gpu_devices", vals, r.source + (" + rocminfo" if a else "")))
+        return out
     if res.error == "timeout":
         raise ProbeFailed(f"`{exe}` timed out after {CMD_TIMEOUT:.1f}s", "timeout")
     if res.error:
         raise ProbeFailed(res.describe(), "missing" if res.error == "missing" else "error")
-    text = res.output
-    err = rocminfo_error(text)
-    rows = parse_rocminfo(text, "rocminfo")
     if err and not any(r.table == "gpu_devices" for r in rows):
         raise ProbeFailed(f"rocminfo: {err}", "error")
     if res.returncode not in (0, None) and not rows:
@@ -706,12 +728,13 @@ def probe_smi(system: System) -> Iterable[Row]:
             if res.ok:
                 out.append(res.stdout)
         if out:
-            return parse_amd_smi("\n".join(out), f"{amd} version/static")
+            return [r for r in parse_amd_smi("\n".join(out), f"{amd} version/static") if r.table != "gpu_devices"]
     smi = _find_tool(system, "rocm-smi")
     if smi:
         res = system.run([smi, "--showdriverversion", "-i"], timeout=CMD_TIMEOUT)
         if res.ok:
-            return parse_rocm_smi(res.output, f"{smi} --showdriverversion -i")
+            return [r for r in parse_rocm_smi(res.output, f"{smi} --showdriverversion")
+                    if r.table != "gpu_devices"]
         raise ProbeFailed(res.describe(), "timeout" if res.error == "timeout" else "error")
     return []
 
@@ -762,14 +785,15 @@ def probe_miopen_caches(system: System) -> Iterable[Row]:
 
 PROBES: list[Probe] = [
     Probe("amd-kernel-driver", ("drivers", "gpu_devices"), probe_kernel_driver,
-          "amdgpu module version (/sys/module/amdgpu/version), KFD topology, AMD PCI display devices"),
+          "amdgpu module version (/sys/module/amdgpu/version); AMD PCI display devices when there is no KFD"),
     Probe("amd-dkms-package", ("drivers",), probe_amdgpu_dkms, "amdgpu-dkms package in /var/lib/dpkg/status"),
     Probe("amd-rocm-install", ("runtimes", "libraries"), probe_rocm_install,
           "/opt/rocm*/.info/version, libamdhip64.so.X.Y.Z, libMIOpen, /var/lib/dpkg/status"),
-    Probe("amd-rocminfo", ("runtimes", "gpu_devices", "drivers"), probe_rocminfo, "rocminfo"),
+    Probe("amd-rocminfo", ("runtimes", "gpu_devices", "drivers"), probe_rocminfo,
+          "KFD topology (/sys/class/kfd/kfd/topology/nodes) and rocminfo"),
     Probe("amd-hipconfig", ("compilers",), probe_hipconfig, "hipconfig --full"),
     Probe("amd-hipcc", ("compilers",), probe_hipcc, "hipcc --version"),
-    Probe("amd-smi", ("gpu_devices", "drivers"), probe_smi, "amd-smi / rocm-smi (only with a KFD GPU)"),
+    Probe("amd-smi", ("drivers", "runtimes"), probe_smi, "amd-smi / rocm-smi driver and ROCm versions (only with a KFD GPU)"),
     Probe("amd-miopen-caches", ("kernel_caches",), probe_miopen_caches,
           "MIOpen system db, user db (MIOPEN_USER_DB_PATH), cache (MIOPEN_CUSTOM_CACHE_DIR)"),
 ]
