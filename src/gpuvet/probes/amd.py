@@ -107,15 +107,6 @@ def hip_version(text: str | None) -> Version | None:
         return None
 
 
-def _version_tuple(text: str | None) -> tuple[int, ...] | None:
-    if not text:
-        return None
-    m = re.match(r"\s*(\d+)\.(\d+)(?:\.(\d+))?", str(text))
-    if not m:
-        return None
-    return tuple(int(g) for g in m.groups() if g is not None)
-
-
 def _fmt_bytes_mib(n: int | None) -> int | None:
     return None if n is None else int(n // (1024 * 1024))
 
