@@ -685,7 +685,7 @@ def probe_hipconfig(system: System) -> Iterable[Row]:
     if not exe:
         return []
     res = system.run([exe, "--full"], timeout=CMD_TIMEOUT)
-    if not res.ok or "HIP version" not in res.stdout:
+    if res.error != "timeout" and (not res.ok or "HIP version" not in res.stdout):
         res2 = system.run([exe, "--version"], timeout=CMD_TIMEOUT)
         if res2.ok:
             res = res2
