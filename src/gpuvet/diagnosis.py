@@ -161,12 +161,21 @@ def build_report(scan: ScanResult, facts: Facts, findings: Sequence[Finding], so
     report.extra = {
         "diagnoses": [d.to_dict() for d in diags],
         "user_code_signals": user_code_signals(scan),
-        "verdict": ("stack problem: " + diags[0].cause) if diags else "no stack problem found",
+        "verdict": _verdict(diags),
         "scan": {"lines": scan.lines, "candidate_lines": scan.candidates, "mode": mode,
                  "hints": {k: {"line": h.line, "text": h.text} for k, h in sorted(scan.hints.items())},
                  "check_findings": [f.code for f in findings if f.failed]},
     }
     return report
+
+
+def _verdict(diags: Sequence[Diagnosis]) -> str:
+    if not diags:
+        return "no stack problem found (nothing in the GPU stack is blamed)"
+    top = diags[0]
+    if top.component == "user-code":
+        return f"the workload, not the stack: {top.cause} ({top.component})"
+    return f"stack problem: {top.cause} ({top.component})"
 
 
 def diagnose_text(text: str, source: str = "<text>", live: Facts | None = None) -> Report:
