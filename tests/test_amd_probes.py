@@ -209,7 +209,26 @@ def test_live_probes_on_debian_like_system():
     errs = {e.probe: e for e in facts.errors}
     assert errs["amd-rocminfo"].message == "rocminfo: ROCk module is NOT loaded, possibly no GPU devices"
     assert not t(facts.rows, "gpu_devices") and facts.status("gpu_devices") == "error"
-    assert facts.status("drivers") == "error"
+    assert errs["amd-rocminfo"].tables == ("gpu_devices",)
+    assert facts.status("drivers") == "empty"  # rocminfo's failure says nothing about drivers
+
+
+def _pci(vendor: str, cls: str) -> dict:
+    return {"/sys/bus/pci/devices/0000:03:00.0/vendor": vendor + "\n",
+            "/sys/bus/pci/devices/0000:03:00.0/class": cls + "\n",
+            "/sys/bus/pci/devices/0000:03:00.0/device": "0x740f\n"}
+
+
+def test_rocminfo_failure_without_amd_gpu_on_pci_is_no_gpu():
+    facts = run_probes(debian_system(files=_pci("0x8086", "0x020000")), A.PROBES)
+    assert "amd-rocminfo" not in {e.probe for e in facts.errors}
+    assert facts.status("gpu_devices") == "empty"
+
+
+def test_rocminfo_failure_with_amd_gpu_on_pci_is_an_error():
+    facts = run_probes(debian_system(files=_pci("0x1002", "0x038000")), A.PROBES)
+    assert {e.probe for e in facts.errors} >= {"amd-rocminfo"}
+    assert [g["name"] for g in t(facts.rows, "gpu_devices")] == ["AMD GPU [1002:740f] (PCI)"]
 
 
 def test_rocminfo_missing_is_a_missing_error():

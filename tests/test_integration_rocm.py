@@ -58,8 +58,13 @@ def test_hipconfig_and_hipcc_resolve_to_nvidia_with_cuda_13(live):
 
 def test_rocminfo_fails_as_an_error_row_and_no_amd_gpu(live):
     errs = [e for e in live.errors if e.probe == "amd-rocminfo"]
-    assert len(errs) == 1 and errs[0].kind == "error"
-    assert "ROCk module is NOT loaded" in errs[0].message
+    if P._no_amd_gpu(System()):
+        # the PCI bus is readable and has no AMD display device: "no AMD GPU" is a fact, and rocminfo's
+        # "ROCk module is NOT loaded" is what it prints on every such machine
+        assert errs == [] and live.status("gpu_devices") in ("empty", "ok")
+    else:
+        assert len(errs) == 1 and errs[0].kind == "error" and errs[0].tables == ("gpu_devices",)
+        assert "ROCk module is NOT loaded" in errs[0].message
     assert not [g for g in live.table("gpu_devices") if g.get("vendor") == "amd"]
     assert not [d for d in live.table("drivers") if d.get("vendor") == "amd"]
 
@@ -68,7 +73,8 @@ def test_gpu_needing_checks_never_pass(live):
     findings = {f.code: f for f in run_checks(live, C.CHECKS, KB.load())}
     for code in ("DRV020", "RTM023", "DRV026"):
         assert findings[code].outcome in (Outcome.UNKNOWN, Outcome.SKIPPED), (code, findings[code].title)
-    assert findings["RTM023"].outcome is Outcome.UNKNOWN
+    if not P._no_amd_gpu(System()):
+        assert findings["RTM023"].outcome is Outcome.UNKNOWN
     # what can be checked without a GPU is checked: hipcc's HIP matches the installed runtime
     assert findings["RTM022"].outcome is Outcome.PASSED
 

@@ -61,7 +61,7 @@ TABLES: dict[str, TableSpec] = {
            ("component", "str", "kernel-module | user-space"),
            ("version", "str", "driver version as printed (580.159.04, 6.7.0)"),
            ("cuda_version", "str", "NVIDIA: the highest CUDA version this driver supports, e.g. 13.0"),
-           ("flavor", "str", "open | proprietary | dkms | inbox (where known)")),
+           ("flavor", "str", "open | proprietary | dkms | inbox | dkms-package (amdgpu-dkms installed, not necessarily loaded) (where known)")),
         _t("runtimes", "User-space GPU runtimes (ROCm release, HIP runtime, CUDA runtime/toolkit).",
            "/opt/rocm*/.info/version, rocminfo, dpkg, libcudart, version.json, collect_env",
            ("vendor", "str", "amd | nvidia"),

@@ -643,7 +643,9 @@ def probe_rocminfo(system: System) -> Iterable[Row]:
     if not exe:
         if kfd:
             return [r for _, r in kfd]
-        raise ProbeFailed("rocminfo: not installed", "missing")
+        if _no_amd_gpu(system):
+            return []
+        raise ProbeFailed("rocminfo: not installed", "missing", ("gpu_devices",))
     res = system.run([exe], timeout=CMD_TIMEOUT)
     text = res.output if not res.error else ""
     rows = parse_rocminfo(text, "rocminfo") if text else []
@@ -659,15 +661,26 @@ def probe_rocminfo(system: System) -> Iterable[Row]:
                 vals.update(name=a["name"] or vals.get("name"), memory_mib=vals.get("memory_mib") or a["memory_mib"])
             out.append(Row("gpu_devices", vals, r.source + (" + rocminfo" if a else "")))
         return out
+    failed = res.error or (err and not any(r.table == "gpu_devices" for r in rows)) \
+        or (res.returncode not in (0, None) and not rows)
+    if failed and _no_amd_gpu(system):
+        # rocminfo fails the same way on every machine without an AMD GPU; the PCI bus says there is none
+        return [r for r in rows if r.table != "gpu_devices"]
     if res.error == "timeout":
-        raise ProbeFailed(f"`{exe}` timed out after {CMD_TIMEOUT:.1f}s", "timeout")
+        raise ProbeFailed(f"`{exe}` timed out after {CMD_TIMEOUT:.1f}s", "timeout", ("gpu_devices",))
     if res.error:
-        raise ProbeFailed(res.describe(), "missing" if res.error == "missing" else "error")
+        raise ProbeFailed(res.describe(), "missing" if res.error == "missing" else "error", ("gpu_devices",))
     if err and not any(r.table == "gpu_devices" for r in rows):
-        raise ProbeFailed(f"rocminfo: {err}", "error")
+        raise ProbeFailed(f"rocminfo: {err}", "error", ("gpu_devices",))
     if res.returncode not in (0, None) and not rows:
-        raise ProbeFailed(res.describe(), "error")
+        raise ProbeFailed(res.describe(), "error", ("gpu_devices",))
     return rows
+
+
+def _no_amd_gpu(system: System) -> bool:
+    """True only when the PCI bus is readable and has no AMD display device (then "no AMD GPU" is a
+    fact, not a guess); False when it has one or cannot be read."""
+    return bool(system.glob("/sys/bus/pci/devices/*")) and not _pci_amd_gpus(system)
 
 
 def _find_tool(system: System, name: str) -> str | None:

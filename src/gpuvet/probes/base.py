@@ -19,9 +19,10 @@ from .system import System
 class ProbeFailed(Exception):
     """Raised by a probe to report a clean failure (``kind``: error | missing | timeout)."""
 
-    def __init__(self, message: str, kind: str = "error"):
+    def __init__(self, message: str, kind: str = "error", tables: tuple[str, ...] | None = None):
         super().__init__(message)
         self.kind = kind
+        self.tables = tables  # the tables the failure leaves unknown (default: all the probe's tables)
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ def run_probes(system: System, probes: Sequence[Probe], deadline: float = 4.0) -
             rows = list(p.func(system))
             out: object = rows
         except ProbeFailed as exc:
-            out = ProbeError(p.name, p.tables, str(exc), exc.kind)
+            out = ProbeError(p.name, tuple(exc.tables or p.tables), str(exc), exc.kind)
         except Exception as exc:  # a probe bug must not sink the report
             out = ProbeError(p.name, p.tables, f"{type(exc).__name__}: {exc}", "error")
         with lock:
