@@ -94,3 +94,23 @@ def test_user_code_errors_blame_nothing():
 def test_generic_symptom_discounted_by_user_code_signal():
     d = rank(scan("RuntimeError: CUDA error: device-side assert triggered\nSegmentation fault (core dumped)"))
     assert all(x.confidence < 0.2 for x in d) or d == []
+
+
+def test_more_facts_in_warnings():
+    rows = facts_in("RuntimeError: The detected CUDA version (12.4) mismatches the version that was used to compile "
+                    "PyTorch (11.8). Please make sure to use the same CUDA versions.", 5)
+    assert {r.table for r in rows} == {"compilers", "framework_builds"}
+    assert [r for r in rows if r.table == "compilers"][0]["cuda_version"] == "12.4"
+    rows = facts_in("NVIDIA B200 with CUDA capability sm_100 is not compatible with the current PyTorch installation.", 2)
+    assert rows[0]["arch"] == "sm_100" and rows[0]["compute_capability"] == "10.0"
+    rows = facts_in("The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.", 3)
+    assert rows[0]["targets"][-1] == "sm_90"
+    rows = facts_in("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : gfx1036", 1)
+    assert rows[0]["arch"] == "gfx1036"
+
+
+def test_worker_prefixes_normalised():
+    from gpuvet.logs.normalize import normalize
+
+    assert normalize("(VllmWorker rank=1 pid=4242) ERROR x") == "ERROR x"
+    assert normalize("(RayWorkerWrapper pid=42, ip=10.0.0.2) RuntimeError: y") == "RuntimeError: y"

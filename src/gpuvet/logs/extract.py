@@ -54,12 +54,19 @@ TORCH_OLD_DRIVER_RE = re.compile(r"NVIDIA driver on your system is too old \(fou
 ROCK_RE = re.compile(r"ROCk module version ([0-9][0-9.]*) is loaded")
 SMI_RE = re.compile(r"Driver Version: *([0-9]+\.[0-9.]+)\s+CUDA Version: *([0-9]+\.[0-9]+)")
 NVRM_RE = re.compile(r"NVRM version: NVIDIA .*Kernel Module(?: for [a-z0-9_]+)? +([0-9]+\.[0-9.]+)")
+TOOLKIT_MISMATCH_RE = re.compile(r"detected CUDA version \(([0-9.]+)\) mismatches the version that was used to compile\s+PyTorch \(([0-9.]+)\)")
+CAPABILITY_RE = re.compile(r"^(.*?) with CUDA capability (sm_[0-9]+a?) is not compatible with the current PyTorch installation")
+SUPPORTED_CAPS_RE = re.compile(r"current PyTorch install supports CUDA capabilities ((?:sm_[0-9]+a? ?)+)")
+ROCBLAS_ARCH_RE = re.compile(r"(?:for )?GPU arch ?: ?(gfx[0-9a-f]+)")
 PREFILTER_PATTERNS = (
     r"built for:? *PyTorch [0-9]",
     r"NVIDIA driver on your system is too old",
     r"ROCk module version [0-9]",
     r"Driver Version: *[0-9]+\.[0-9]",
     r"NVRM version: NVIDIA",
+    r"detected CUDA version \([0-9.]+\) mismatches",
+    r"with CUDA capability sm_[0-9]+",
+    r"current PyTorch install supports CUDA capabilities",
 )
 
 
@@ -116,6 +123,24 @@ def facts_in(text: str, lineno: int) -> list[Row]:
     m = NVRM_RE.search(text)
     if m:
         out.append(row("drivers", src, vendor="nvidia", component="kernel-module", version=m.group(1)))
+    m = TOOLKIT_MISMATCH_RE.search(text)
+    if m:
+        out.append(row("compilers", src, name="nvcc", version="", cuda_version=m.group(1), platform="nvidia"))
+        out.append(row("framework_builds", src, name="torch", version="", cuda=m.group(2), variant="cuda"))
+    m = CAPABILITY_RE.search(text)
+    if m:
+        name = m.group(1).strip().split(": ")[-1].strip()
+        arch = m.group(2)
+        out.append(row("gpu_devices", src, vendor="nvidia", name=name, arch=arch,
+                       compute_capability=f"{arch[3:-1]}.{arch[-1]}" if arch[-1].isdigit() else ""))
+    m = SUPPORTED_CAPS_RE.search(text)
+    if m:
+        out.append(row("framework_builds", src, name="torch", version="", variant="cuda",
+                       targets=m.group(1).split(), targets_source="torch warning in log"))
+    if "TensileLibrary" in text:
+        m = ROCBLAS_ARCH_RE.search(text)
+        if m:
+            out.append(row("gpu_devices", src, vendor="amd", arch=m.group(1)))
     return out
 
 

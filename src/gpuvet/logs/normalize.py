@@ -26,6 +26,8 @@ _PREFIXES = [
     r"\[(?:rank|default|local_rank)?\s*\d+\]\s*:\s?",
     r"rank\s?\d+\s*:\s",
     r"\[\d+,\d+\]<std(?:out|err)>:",
+    # vLLM / Ray worker prefixes: (VllmWorker rank=1 pid=123)  (RayWorkerWrapper pid=42, ip=10.0.0.2)
+    r"\([A-Za-z_]+(?: rank=\d+)? pid=\d+(?:, ip=[\d.]+)?\)\s*",
     # docker compose "service-1  | "
     r"[A-Za-z0-9_.-]{1,40}-\d+\s+\|\s?",
     # ISO / Python logging timestamps: 2024-05-01 12:00:00,123 / 2024-05-01T12:00:00.123Z / [2023-10-13 06:57:13,068]
