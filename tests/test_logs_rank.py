@@ -114,3 +114,10 @@ def test_worker_prefixes_normalised():
 
     assert normalize("(VllmWorker rank=1 pid=4242) ERROR x") == "ERROR x"
     assert normalize("(RayWorkerWrapper pid=42, ip=10.0.0.2) RuntimeError: y") == "RuntimeError: y"
+
+
+def test_fact_alone_dropped_when_text_shows_user_code_error():
+    s = scan("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x512 and 256x10)")
+    assert rank(s, [finding("runtime-mismatch", "system-library")]) == []
+    s = scan("epoch 1 loss 0.3")
+    assert causes(rank(s, [finding("runtime-mismatch", "system-library", sev=Severity.WARNING)])) == ["runtime-mismatch"]

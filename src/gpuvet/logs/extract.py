@@ -39,7 +39,7 @@ HINTS: dict[str, str] = {
     "hsa-override": r"HSA_OVERRIDE_GFX_VERSION",
     "multi-gpu": r"tensor[- ]parallel|\ball[- ]?reduce|\bXGMI\b|\bNVLink\b|world_size|\bTP ?= ?[2-9]|tensor_parallel_size"
                  r"|\bnranks [2-9]|\[rank[1-9][0-9]*\]",
-    "driver-version": r"[Dd]river(?: [Vv]ersion)?:? *\[?[0-9]{3}\.[0-9]+|NVRM version|\b[0-9]{3}\.[0-9]{2,3}(?:\.[0-9]+)?,|ROCk module version",
+    "driver-version": r"[Dd]river(?: [Vv]ersion)?:? *\[?[0-9]{3}\.[0-9]+|NVRM version|\b[3-5][0-9]{2}\.[0-9]{2,3}(?:\.[0-9]+)?,|ROCk module version",
     "oom-fragmentation": r"reserved but unallocated memory is large",
     "hip-lib-wanted": r"lib(?:torch_hip|c10_hip|amdhip64)\.so[.0-9]*: cannot open",
     "cuda-lib-wanted": r"lib(?:torch_cuda[a-z_]*|c10_cuda|cudart)\.so[.0-9]*: cannot open",

@@ -26,7 +26,7 @@ from .signatures import Signature
 
 MIN_CONFIDENCE = 0.2
 FACT_EXPLAINS = {Severity.CRITICAL: 0.95, Severity.ERROR: 0.93, Severity.WARNING: 0.8, Severity.INFO: 0.0}
-FACT_ALONE = {Severity.CRITICAL: 0.7, Severity.ERROR: 0.6, Severity.WARNING: 0.4, Severity.INFO: 0.0}
+FACT_ALONE = {Severity.CRITICAL: 0.7, Severity.ERROR: 0.6, Severity.WARNING: 0.3, Severity.INFO: 0.0}
 FACT_CONTEXT = {Severity.CRITICAL: 0.35, Severity.ERROR: 0.3, Severity.WARNING: 0.15, Severity.INFO: 0.0}
 RESOLVED_DISCOUNT = 0.75  # primary reading of a signature whose context rule applied
 USER_CODE_DISCOUNT = 0.35  # generic readings when the text shows a user-code error
@@ -144,6 +144,8 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
             w, how = FACT_EXPLAINS[f.severity], "explains the error"
         elif not stack_sigs or only_generic:
             w, how = FACT_ALONE[f.severity], "stands on its own (no specific error message)"
+            if user_code:  # the text shows a user-code error: a stack fact alone does not explain it
+                w *= 0.3
         else:
             w, how = FACT_CONTEXT[f.severity], "is a problem, though not the one the error names"
         if w <= 0:
