@@ -87,3 +87,20 @@ def test_grep_E_agrees_on_examples(tmp_path):
                              env={"LC_ALL": "C"})
         assert out.returncode in (0, 1), (s.id, out.stderr)
         assert int(out.stdout.strip() or 0) == len(s.examples), f"grep -E disagrees on {s.id}: {out.stderr}"
+
+
+ORDINARY = """\
+2025-06-01 12:00:01,123 - INFO - trainer.py:412 - step 1200 loss=2.3141 lr=2.500e-04 grad_norm=1.204 tokens/s=13021
+ 45%|████▌     | 4500/10000 [12:01<14:40,  6.25it/s, loss=1.92]
+[rank3]: epoch 2 iter 812: train/loss 1.873 val/acc 0.612 mem 41.2GiB samples/s 412
+node1:2211:2290 [3] NCCL INFO Channel 07/0 : 3[3] -> 4[4] via P2P/IPC
+WARNING 06-01 12:00:02 [scheduler.py:200] batch 812 padded to 2048 tokens
+Epoch 3/10: validation loss decreased (0.4123 --> 0.4011). Saving model ...
+{'loss': 0.8123, 'grad_norm': 2.31, 'learning_rate': 1.8e-05, 'epoch': 1.42}
+"""
+
+
+def test_prefilter_skips_ordinary_training_lines():
+    """Speed guard: keys must be rare in ordinary logs (a key hitting every 'loss' line made scanning 5x slower)."""
+    for line in ORDINARY.splitlines():
+        assert not CAT.quick.search(line), (line, CAT.quick.search(line).group())

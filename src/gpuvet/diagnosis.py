@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import replace
 from typing import IO, Any, Iterable, Sequence
@@ -26,7 +27,7 @@ from gpuvet.logs.rank import Diagnosis, rank, user_code_signals
 from gpuvet.logs.signatures import Catalog, load_catalog
 from gpuvet.model import Evidence, Facts, Finding, Fix, Outcome, Report, Severity
 
-HEAD_BYTES = 2 * 1024 * 1024  # facts (collect_env, pip list, ...) are parsed from this much of the input
+HEAD_BYTES = 1024 * 1024  # facts (collect_env, pip list, ...) are parsed from this much of the input
 HINT_BYTES = 256 * 1024  # context hints are looked for on every line of this much of the input
 FAST_MIN_BYTES = 16 * 1024 * 1024  # regular files above this use the grep prefilter when grep exists
 SEVERITY = {"hardware-fault": Severity.CRITICAL}
@@ -55,21 +56,15 @@ def scan_stream(stream: IO[bytes], catalog: Catalog | None = None, head_bytes: i
 
 
 def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None = None,
-                   head_bytes: int = HEAD_BYTES) -> tuple[ScanResult, bytes] | None:
-    """Scan a large regular file: the first block(s) in Python (context hints), the rest through
-    ``grep -a -n -E -f`` with the signature patterns as prefilter.  None when grep is unavailable or fails."""
+                   head_bytes: int = HEAD_BYTES, on_head=None) -> tuple[ScanResult, bytes] | None:
+    """Scan a large regular file: ``grep -a -n -E -f`` with the signature patterns as prefilter runs in its own
+    process while Python handles the first block(s) (context hints) and ``on_head(head)`` (e.g. parsing
+    facts); then the candidate lines grep found are matched.  None when grep is unavailable or fails."""
     grep = grep or shutil.which("grep")
     if not grep:
         return None
     cat = catalog or load_catalog()
     sc = Scanner(cat)
-    head_lines = 0
-    with open(path, "rb") as fh:
-        head = fh.read(head_bytes)
-    cut = head.rfind(b"\n", 0, HINT_BYTES) + 1
-    if cut > 0:
-        head_lines = sc.feed_block(1, head[:cut])
-    sc.hints_everywhere = False
     from gpuvet.logs.extract import PREFILTER_PATTERNS
 
     with tempfile.NamedTemporaryFile("w", suffix=".patterns", delete=False, encoding="utf-8") as pf:
@@ -79,6 +74,17 @@ def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None =
         env = dict(os.environ, LC_ALL="C")
         proc = subprocess.Popen([grep, "-a", "-n", "-E", "-f", pfile, "--", path], stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, env=env)
+    except OSError:
+        os.unlink(pfile)
+        return None
+    try:
+        with open(path, "rb") as fh:  # grep scans the file meanwhile, on another core
+            head = fh.read(head_bytes)
+        cut = head.rfind(b"\n", 0, HINT_BYTES) + 1
+        head_lines = sc.feed_block(1, head[:cut]) if cut > 0 else 0
+        sc.hints_everywhere = False
+        if on_head is not None:
+            on_head(head)
         assert proc.stdout is not None
         for _, raw in iter_lines(proc.stdout):
             num, sep, rest = raw.partition(b":")
@@ -92,17 +98,19 @@ def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None =
         rc = proc.wait()
         if rc not in (0, 1):
             return None
-    except OSError:
-        return None
     finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
         os.unlink(pfile)
-    if os.path.getsize(path) and sc.result.lines < head_lines:
+    if sc.result.lines < head_lines:
         sc.result.lines = head_lines
     return sc.result, head
 
 
 # ----------------------------------------------------------------------------------------- facts
-def facts_from_text(head: str, source: str, scan: ScanResult, live: Facts | None = None) -> Facts:
+def parse_head(head: str, source: str) -> Facts:
+    """The pasted-report parsers on the head of the input; no tool output recognised means no facts."""
     facts = Facts(origin="pasted")
     try:
         from gpuvet.probes.pasted import parse_report
@@ -112,6 +120,12 @@ def facts_from_text(head: str, source: str, scan: ScanResult, live: Facts | None
         pass  # no tool output recognised: no facts
     except Exception:  # a parser bug must not sink the diagnosis
         pass
+    return facts
+
+
+def facts_from_text(head: str, source: str, scan: ScanResult, live: Facts | None = None,
+                    parsed: Facts | None = None) -> Facts:
+    facts = parsed if parsed is not None else parse_head(head, source)
     facts.add(scan.rows)
     facts.origin = "pasted"
     if live is not None:
@@ -195,14 +209,25 @@ def diagnose_stream(stream: IO[bytes], source: str, live: Facts | None = None) -
 def diagnose_path(path: str, live: Facts | None = None, fast: bool = True) -> Report:
     started = time.monotonic()
     size = os.path.getsize(path)
-    res = scan_file_fast(path) if fast and size >= FAST_MIN_BYTES else None
+    parsed: dict[str, Facts] = {}
+    worker: list[threading.Thread] = []
+
+    def on_head(head: bytes) -> None:  # parse facts in a thread while grep's output is consumed
+        t = threading.Thread(target=lambda: parsed.setdefault("f", parse_head(head.decode("utf-8", "replace"), path)),
+                             daemon=True)
+        t.start()
+        worker.append(t)
+
+    res = scan_file_fast(path, on_head=on_head) if fast and size >= FAST_MIN_BYTES else None
     mode = "grep-prefilter"
     if res is None:
         mode = "python"
         with open(path, "rb") as fh:
             res = scan_stream(fh)
+    for t in worker:
+        t.join()
     scan, head = res
-    facts = facts_from_text(head.decode("utf-8", "replace"), path, scan, live)
+    facts = facts_from_text(head.decode("utf-8", "replace"), path, scan, live, parsed.get("f"))
     return build_report(scan, facts, findings_for(facts, live is not None), path, started, mode)
 
 
