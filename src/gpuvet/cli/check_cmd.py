@@ -24,17 +24,12 @@ def check(ctx: click.Context, sources, python, deadline, fmt, output, verbose, s
 
     Prints the stack layer by layer (with where each version was read), the findings (what disagrees
     with what, why it matters, the evidence and the fix) and a health score from 0 to 100."""
-    from gpuvet import kb as kbmod
-    from gpuvet.checks.registry import all_checks
-    from gpuvet.engine import build_report, exit_code, run_checks
-
     env = env_of(ctx)
     started = env.clock()
     policy = make_policy(select, ignore, ack, fail_on)
     if sources:
-        from gpuvet.probes.pasted import parse_report
-
         from gpuvet.model import Facts
+        from gpuvet.probes.pasted import parse_report
 
         facts = Facts(origin="pasted")
         for src in sources:
@@ -44,15 +39,32 @@ def check(ctx: click.Context, sources, python, deadline, fmt, output, verbose, s
             except ValueError as exc:
                 raise GpuvetError(str(exc)) from None
         facts.origin = "pasted"
+        probing = None
     else:
+        import threading
+
         from gpuvet.probes.base import run_probes
         from gpuvet.probes.registry import all_probes
 
         if python and not os.access(python, os.X_OK):
             raise GpuvetError(f"--python {python}: not an executable interpreter")
-        facts = run_probes(env.system(python), all_probes(), deadline=deadline)
+        result: dict = {}
+        system = env.system(python)
+        probes = all_probes()
+        # probe in the background while the checks and the KB load: the probes mostly wait on tools
+        probing = threading.Thread(target=lambda: result.update(facts=run_probes(system, probes, deadline=deadline)),
+                                   name="gpuvet-probes", daemon=True)
+        probing.start()
+    from gpuvet import kb as kbmod
+    from gpuvet.checks.registry import all_checks
+    from gpuvet.engine import build_report, exit_code, run_checks
+
     kb = kbmod.load()
-    findings = run_checks(facts, all_checks(), kb, policy, {"live": not sources})
+    checks = all_checks()
+    if probing is not None:
+        probing.join()
+        facts = result["facts"]
+    findings = run_checks(facts, checks, kb, policy, {"live": not sources})
     report = build_report("check", facts, findings, kb)
     report.meta["elapsed_s"] = round(env.clock() - started, 3)
     emit(report, env, fmt, output, verbose)

@@ -710,9 +710,19 @@ def probe_hipconfig(system: System) -> Iterable[Row]:
 
 
 def probe_hipcc(system: System) -> Iterable[Row]:
+    """hipcc's HIP version and platform.  hipcc and hipconfig in one bin directory come from one
+    package and read the same version file and platform settings, so there hipconfig's answer is used
+    for hipcc instead of spawning a second Perl script (that each run nvcc --version again)."""
     exe = _find_tool(system, "hipcc")
     if not exe:
         return []
+    cfg = _find_tool(system, "hipconfig")
+    if cfg and os.path.dirname(cfg) == os.path.dirname(exe) and not system.environ.get("GPUVET_RUN_HIPCC"):
+        res = system.run([cfg, "--full"], timeout=CMD_TIMEOUT)
+        if res.ok and "HIP version" in res.stdout:
+            return [Row("compilers", {**r.values, "name": "hipcc", "path": exe},
+                        f"{cfg} --full (hipcc in the same directory)")
+                    for r in parse_hipconfig(res.stdout, f"{cfg} --full") if r.table == "compilers"]
     res = system.run([exe, "--version"], timeout=CMD_TIMEOUT)
     if not res.ok:
         raise ProbeFailed(res.describe(), "timeout" if res.error == "timeout" else "error")

@@ -12,6 +12,7 @@ import shutil
 import signal
 import stat as _stat
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -68,6 +69,8 @@ class System:
         self.root = root
         self.python = python  # another interpreter whose environment to examine (--python)
         self._paths: list[str] | None = None
+        self._runs: dict[tuple, "_Pending"] = {}
+        self._runs_lock = threading.Lock()
 
     # -- the Python environment examined ---------------------------------------------------------
     def python_paths(self) -> list[str]:
@@ -105,7 +108,24 @@ class System:
         return shutil.which(name, path=self.environ.get("PATH", os.defpath))
 
     def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> CommandResult:
-        argv = tuple(argv)
+        """Run a command once per System: probes that need the same output (hipcc and hipconfig both
+        want ``hipconfig --full``) share one run, the later caller waiting for the first."""
+        key = (tuple(argv), timeout)
+        with self._runs_lock:
+            pending = self._runs.get(key)
+            owner = pending is None
+            if owner:
+                pending = self._runs[key] = _Pending()
+        if owner:
+            try:
+                pending.result = self._run(tuple(argv), timeout)
+            finally:
+                pending.done.set()
+        else:
+            pending.done.wait(timeout + 2)
+        return pending.result or CommandResult(tuple(argv), None, error="timeout")
+
+    def _run(self, argv: tuple[str, ...], timeout: float) -> CommandResult:
         exe = argv[0] if os.sep in argv[0] else self.which(argv[0])
         if not exe:
             return CommandResult(argv, None, error="missing")
@@ -216,6 +236,12 @@ class System:
             return pwd.getpwuid(os.getuid()).pw_name
         except (KeyError, ImportError):
             return str(os.getuid())
+
+
+class _Pending:
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: CommandResult | None = None
 
 
 def _decode(data: bytes) -> str:
