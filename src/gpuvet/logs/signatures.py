@@ -173,10 +173,22 @@ def anchors(pattern: str) -> list[str]:
     return [best] if len(best) >= 3 else []
 
 
+def _rare(c: str) -> bool:
+    return not (c.islower() or c in " .,-")
+
+
 def key_of(anchor: str) -> str:
+    """A short piece of the anchor that ordinary text rarely contains: 5 characters around an uncommon one
+    (capital, digit, '_', ':', '(' ...) when the anchor has one, starting at its least common character;
+    otherwise (plain lower-case words) 8 characters from the least common letter, since long word sequences are rare."""
     if len(anchor) <= KEY_LEN:
         return anchor
-    best_i = min(range(len(anchor) - KEY_LEN + 1), key=lambda i: (_COST.get(anchor[i], 0), i))
+    starts = [i for i in range(len(anchor) - KEY_LEN + 1) if any(_rare(c) for c in anchor[i:i + KEY_LEN])]
+    if not starts:  # plain words: 8 characters from the least common letter on
+        n = min(8, len(anchor))
+        i = min(range(len(anchor) - n + 1), key=lambda j: (_COST.get(anchor[j], 0), j))
+        return anchor[i:i + n]
+    best_i = min(starts, key=lambda i: (_COST.get(anchor[i], 0), i))
     return anchor[best_i:best_i + KEY_LEN]
 
 
