@@ -121,3 +121,10 @@ def test_fact_alone_dropped_when_text_shows_user_code_error():
     assert rank(s, [finding("runtime-mismatch", "system-library")]) == []
     s = scan("epoch 1 loss 0.3")
     assert causes(rank(s, [finding("runtime-mismatch", "system-library", sev=Severity.WARNING)])) == ["runtime-mismatch"]
+
+
+def test_unlisted_amd_arch_strengthens_arch_reading():
+    plain = rank(scan("RuntimeError: HIP error: invalid device function"))
+    ctx = rank(scan("GPU models and configuration: AMD Radeon RX 6700 XT (gfx1031)\nRuntimeError: HIP error: invalid device function"))
+    assert causes(ctx)[0] == "gpu-arch-unsupported" and ctx[0].confidence > plain[0].confidence
+    assert any(e.get("hint") == "amd-unlisted-arch" for e in ctx[0].evidence)

@@ -41,6 +41,9 @@ HINTS: dict[str, str] = {
                  r"|\bnranks [2-9]|\[rank[1-9][0-9]*\]",
     "driver-version": r"[Dd]river(?: [Vv]ersion)?:? *\[?[0-9]{3}\.[0-9]+|NVRM version|\b[3-5][0-9]{2}\.[0-9]{2,3}(?:\.[0-9]+)?,|ROCk module version",
     "oom-fragmentation": r"reserved but unallocated memory is large",
+    # gfx targets that official ROCm framework wheels have never carried kernels for (RDNA1, the smaller RDNA2
+    # and RDNA3 parts, Polaris, APUs); users run them with HSA_OVERRIDE_GFX_VERSION or source builds.
+    "amd-unlisted-arch": r"\bgfx(?:803|90c|1010|1011|1012|1013|1031|1032|1033|1034|1035|1036|1102|1103)\b",
     "hip-lib-wanted": r"lib(?:torch_hip|c10_hip|amdhip64)\.so[.0-9]*: cannot open",
     "cuda-lib-wanted": r"lib(?:torch_cuda[a-z_]*|c10_cuda|cudart)\.so[.0-9]*: cannot open",
     "nccl-context": r"\bNCCL\b|\bRCCL\b|ProcessGroupNCCL|\bnccl[A-Z]",
