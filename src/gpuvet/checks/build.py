@@ -663,8 +663,9 @@ def framework_vs_system_runtime(ctx: Context) -> Iterable:
         lib = _runtime_lib(ctx, variant)
         for r in mine:
             have = _nums(r.get("version"), 2)
-            if have == want[:len(have or ())] or have is None:
-                continue
+            n = min(len(have or ()), len(want))
+            if have is None or have[:n] == want[:n]:
+                continue  # a build that names only the major (jaxlib's "13") agrees with any 13.x
             if lib is not None and lib.get("origin") in ("pip", "framework-bundled", "conda"):
                 wins = (f"{b.get('name')} uses its own {lib.get('origin')} runtime {lib.get('version')} "
                         f"({lib.get('path')})")

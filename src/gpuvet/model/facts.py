@@ -241,6 +241,32 @@ class Facts:
     def __iter__(self) -> Iterator[Row]:
         return iter(self.rows)
 
+    @classmethod
+    def from_dict(cls, tables: Mapping[str, Any], errors: Iterable[Mapping[str, Any]] = (),
+                  origin: str = "live") -> "Facts":
+        """Facts back from a report's ``facts`` and ``probe_errors`` (``gpuvet ... --format json``).
+        Raises ValueError on anything that is not such a document."""
+        if not isinstance(tables, Mapping):
+            raise ValueError("facts must be a mapping of table name to rows")
+        f = cls(origin=origin)
+        for name, rows in tables.items():
+            if name not in TABLES:
+                continue  # a newer gpuvet's table: ignore, never guess
+            if not isinstance(rows, list):
+                raise ValueError(f"facts.{name} must be a list of rows")
+            f.mark(name)
+            cols = set(TABLES[name].column_names)
+            for r in rows:
+                if not isinstance(r, Mapping):
+                    raise ValueError(f"facts.{name} holds a row that is not an object")
+                f.rows.append(Row(name, {k: v for k, v in r.items() if k in cols}, str(r.get("source", ""))))
+        for e in errors:
+            if not isinstance(e, Mapping):
+                raise ValueError("probe_errors must hold objects")
+            f.fail(ProbeError(str(e.get("probe", "")), tuple(e.get("tables", ())), str(e.get("message", "")),
+                              str(e.get("kind", "error"))))
+        return f
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name in TABLES:
