@@ -128,3 +128,9 @@ def test_unlisted_amd_arch_strengthens_arch_reading():
     ctx = rank(scan("GPU models and configuration: AMD Radeon RX 6700 XT (gfx1031)\nRuntimeError: HIP error: invalid device function"))
     assert causes(ctx)[0] == "gpu-arch-unsupported" and ctx[0].confidence > plain[0].confidence
     assert any(e.get("hint") == "amd-unlisted-arch" for e in ctx[0].evidence)
+
+
+def test_vendor_source_builds_are_not_prereleases():
+    # ROCm and NGC images ship torch source builds versioned 2.x.0a0+git...; they are not nightlies
+    assert "prerelease" not in {h.name for h in hints_in("torch 2.4.0a0+git96dd291", 1)}
+    assert "prerelease" in {h.name for h in hints_in("rocm 7.0.0rc20250828", 1)}

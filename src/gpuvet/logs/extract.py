@@ -29,7 +29,7 @@ HINTS: dict[str, str] = {
     "cuda-build": r"\+cu[0-9]{2,3}\b|CUDA used to build PyTorch: [0-9]|py[0-9.]+_cuda[0-9.]+|cuda[0-9.]+_cudnn|pytorch-cuda",
     "rocm-build": r"\+rocm[0-9]|ROCM used to build PyTorch: [0-9]|HIP runtime version: [0-9]|tensorflow-rocm|-rocm[0-9]",
     "cpu-build": r"[0-9]\+cpu\b|_cpu_0\b|\bcpuonly\b|CUDA used to build PyTorch: None|is_buil[dt]_with_cuda\(\).*[Ff]alse",
-    "prerelease": r"\.dev20[0-9]{6}|\bdev20[0-9]{6}\b|[0-9]\.dev[0-9]+|\bnightl(?:y|ies)\b|\b[0-9]+\.[0-9]+(?:\.[0-9]+)?(?:a|rc)[0-9]+\b"
+    "prerelease": r"\.dev20[0-9]{6}|\bdev20[0-9]{6}\b|[0-9]\.dev[0-9]+|\bnightl(?:y|ies)\b|\b[0-9]+\.[0-9]+(?:\.[0-9]+)?(?:a|rc)[0-9]+\b(?!\+)"
                   r"|\bpre-?release\b|--pre\b",
     "container": r"\bdocker\b|\bDocker\b|\bcontainer\b|\bsingularity\b|\bapptainer\b|\bpodman\b|\bkubelet\b|\bkubernetes\b"
                  r"|\bk8s\b|\.sif\b|^[A-Za-z0-9_.-]{1,40}-[0-9]+\s+\|",
