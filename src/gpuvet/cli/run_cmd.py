@@ -181,8 +181,12 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out_write, err_writ
             except Exception as exc:  # a debugger problem must not hide the diagnosis
                 oc.backtrace = f"backtrace failed: {exc}"
         _stop(proc)
-    except KeyboardInterrupt:
-        _stop(proc)
+    except KeyboardInterrupt:  # the child runs in its own session: pass the interrupt on, then stop it
+        try:
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.wait(timeout=10)
+        except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
+            _stop(proc)
         raise
     for t in threads:
         t.join(5)
