@@ -96,3 +96,12 @@ def test_expected_cause_first(cause, text):
 @pytest.mark.parametrize("text", NEGATIVES)
 def test_user_code_blames_nothing(text):
     assert diagnose_text(text, "neg").extra["diagnoses"] == []
+
+
+def test_fact_from_text_explains_generic_symptom():
+    """nvidia-smi's driver CUDA level and a cu121 torch in the text let the checks settle a bare
+    'is_available() False': a driver too old for the build."""
+    text = ("| NVIDIA-SMI 470.182.03   Driver Version: 470.182.03   CUDA Version: 11.4     |\n"
+            "torch                    2.3.0+cu121\n>>> torch.cuda.is_available()\nFalse\n")
+    d = diagnose_text(text, "t").extra["diagnoses"]
+    assert d[0]["cause"] == "driver-too-old"

@@ -134,3 +134,11 @@ def test_vendor_source_builds_are_not_prereleases():
     # ROCm and NGC images ship torch source builds versioned 2.x.0a0+git...; they are not nightlies
     assert "prerelease" not in {h.name for h in hints_in("torch 2.4.0a0+git96dd291", 1)}
     assert "prerelease" in {h.name for h in hints_in("rocm 7.0.0rc20250828", 1)}
+
+
+def test_torch_version_fragments_become_rows():
+    r = facts_in("torch                    2.3.0+cu121", 4)[0]
+    assert (r["version"], r["variant"], r["cuda"]) == ("2.3.0+cu121", "cuda", "12.1")
+    r = facts_in("[pip3] torch==2.1.2+rocm5.6", 1)[0]
+    assert (r["variant"], r["hip"]) == ("rocm", "5.6")
+    assert facts_in("torch 2.4.1 is great", 1) == []

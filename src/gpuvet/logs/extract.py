@@ -60,6 +60,8 @@ NVRM_RE = re.compile(r"NVRM version: NVIDIA .*Kernel Module(?: for [a-z0-9_]+)? 
 TOOLKIT_MISMATCH_RE = re.compile(r"detected CUDA version \(([0-9.]+)\) mismatches the version that was used to compile\s+PyTorch \(([0-9.]+)\)")
 CAPABILITY_RE = re.compile(r"^(.*?) with CUDA capability (sm_[0-9]+a?) is not compatible with the current PyTorch installation")
 SUPPORTED_CAPS_RE = re.compile(r"current PyTorch install supports CUDA capabilities ((?:sm_[0-9]+a? ?)+)")
+# "torch 2.3.0+cu121" / "torch==2.3.0+rocm6.0" fragments (pip list | grep torch, a line of an issue template)
+TORCH_LINE_RE = re.compile(r"^(?:\[pip3?\]\s*|-\s*)?(?:torch|pytorch)(?:\s*==\s*|\s+)([0-9]+\.[0-9]+\.[0-9]+[0-9a-z.]*(?:\+[a-z0-9.]+)?)\s*$")
 ROCBLAS_ARCH_RE = re.compile(r"(?:for )?GPU arch ?: ?(gfx[0-9a-f]+)")
 PREFILTER_PATTERNS = (
     r"built for:? *PyTorch [0-9]",
@@ -70,6 +72,7 @@ PREFILTER_PATTERNS = (
     r"detected CUDA version \([0-9.]+\) mismatches",
     r"with CUDA capability sm_[0-9]+",
     r"current PyTorch install supports CUDA capabilities",
+    r"torch( *==| +)[0-9]+\.[0-9]+\.[0-9]+",
 )
 
 
@@ -140,6 +143,15 @@ def facts_in(text: str, lineno: int) -> list[Row]:
     if m:
         out.append(row("framework_builds", src, name="torch", version="", variant="cuda",
                        targets=m.group(1).split(), targets_source="torch warning in log"))
+    m = TORCH_LINE_RE.search(text.strip())
+    if m:
+        v = m.group(1)
+        local = v.partition("+")[2]
+        variant = "cpu" if local == "cpu" else "rocm" if local.startswith("rocm") else "cuda" if local.startswith("cu") else ""
+        cuda = f"{local[2:-1]}.{local[-1]}" if variant == "cuda" and local[2:].isdigit() and len(local) >= 4 else ""
+        hip = local[4:] if variant == "rocm" else ""
+        out.append(row("framework_builds", src, name="torch", version=v, variant=variant, cuda=cuda, hip=hip,
+                       channel=_channel(v)))
     if "TensileLibrary" in text:
         m = ROCBLAS_ARCH_RE.search(text)
         if m:
