@@ -166,3 +166,18 @@ def test_real_subprocess_never_tracebacks(tmp_path):
     for arg in (str(tmp_path), str(tmp_path / "missing")):
         p = subprocess.run(gpuvet + ["diagnose", arg], capture_output=True, text=True, timeout=60)
         assert p.returncode == 3 and "Traceback" not in p.stderr and p.stderr.startswith("gpuvet: error:")
+
+
+H200_RUNS = REAL / "h200-gpuvet" / "runs"
+
+
+@pytest.mark.skipif(not H200_RUNS.is_dir(), reason="H200 run captures not present")
+def test_real_h200_captures():
+    """Output captured by `gpuvet run` on the real H200 (tests/fixtures/real/h200-gpuvet/README.md):
+    a real device-side assert from indexing past a tensor blames nothing; a real 200 GiB OOM is memory."""
+    r = run_cli(["diagnose", "--format", "json", str(H200_RUNS / "assert-output.log")])
+    assert r.code == 0 and r.json()["diagnoses"] == [] and r.json()["user_code_signals"]
+    r = run_cli(["diagnose", "--format", "json", str(H200_RUNS / "oom-output.log")])
+    top = r.json()["diagnoses"][0]
+    assert top["cause"] == "memory-allocator" and top["component"] == "user-code"
+    assert top["evidence"][0]["line"] == 3
