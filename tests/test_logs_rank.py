@@ -142,3 +142,15 @@ def test_torch_version_fragments_become_rows():
     r = facts_in("[pip3] torch==2.1.2+rocm5.6", 1)[0]
     assert (r["variant"], r["hip"]) == ("rocm", "5.6")
     assert facts_in("torch 2.4.1 is great", 1) == []
+
+
+def test_oom_fragmentation_from_numbers_not_boilerplate():
+    from gpuvet.logs.extract import oom_fragmented
+
+    cap = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 90.00 MiB. Of the allocated memory 7.13 GiB is "
+           "allocated by PyTorch, and 127.09 MiB is reserved by PyTorch but unallocated. If reserved but unallocated "
+           "memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.")
+    frag = cap.replace("127.09 MiB is reserved", "5.50 GiB is reserved")
+    assert not oom_fragmented(cap) and oom_fragmented(frag)
+    assert rank(scan(cap))[0].component == "user-code"
+    assert rank(scan(frag))[0].component == "config-env"

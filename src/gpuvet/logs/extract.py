@@ -40,7 +40,6 @@ HINTS: dict[str, str] = {
     "multi-gpu": r"tensor[- ]parallel|\ball[- ]?reduce|\bXGMI\b|\bNVLink\b|world_size|\bTP ?= ?[2-9]|tensor_parallel_size"
                  r"|\bnranks [2-9]|\[rank[1-9][0-9]*\]",
     "driver-version": r"[Dd]river(?: [Vv]ersion)?:? *\[?[0-9]{3}\.[0-9]+|NVRM version|\b[3-5][0-9]{2}\.[0-9]{2,3}(?:\.[0-9]+)?,|ROCk module version",
-    "oom-fragmentation": r"reserved but unallocated memory is large",
     # gfx targets that official ROCm framework wheels have never carried kernels for (RDNA1, the smaller RDNA2
     # and RDNA3 parts, Polaris, APUs); users run them with HSA_OVERRIDE_GFX_VERSION or source builds.
     "amd-unlisted-arch": r"\bgfx(?:803|90c|1010|1011|1012|1013|1031|1032|1033|1034|1035|1036|1102|1103)\b",
@@ -86,13 +85,32 @@ class Hint:
     text: str
 
 
+_SIZE = r"([0-9.]+) ([KMGT]i?B|bytes)"
+OOM_SPLIT_RE = re.compile(rf"Of the allocated memory {_SIZE} is allocated by PyTorch, and {_SIZE} is reserved by PyTorch but unallocated")
+_UNIT = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
+
+
+def oom_fragmented(text: str) -> bool:
+    """torch's OOM message says how much is allocated and how much is reserved but unallocated; a large
+    unallocated reserve (>= 1 GiB and >= a quarter of what is allocated) is fragmentation, not capacity."""
+    m = OOM_SPLIT_RE.search(text)
+    if not m:
+        return False
+    alloc = float(m.group(1)) * _UNIT.get(m.group(2), 1)
+    free_reserved = float(m.group(3)) * _UNIT.get(m.group(4), 1)
+    return free_reserved >= 2**30 and free_reserved >= 0.25 * alloc
+
+
 def hints_in(text: str, lineno: int) -> list[Hint]:
     """Context hints one normalised line shows."""
+    out = []
+    if "reserved by PyTorch but unallocated" in text and oom_fragmented(text):
+        out.append(Hint("oom-fragmentation", lineno, text[:300]))
     text = text[:HINT_SPAN]  # context sits in short lines; long ones are metric dumps
     if not HINT_PREFILTER.search(text):
-        return []
+        return out
     short = text[:300]
-    return [Hint(k, lineno, short) for k, rx in _HINT_RES.items() if rx.search(text)]
+    return out + [Hint(k, lineno, short) for k, rx in _HINT_RES.items() if rx.search(text)]
 
 
 def _cuda_int(v: str) -> str:
