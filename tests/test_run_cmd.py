@@ -91,3 +91,19 @@ def test_real_subprocess_passthrough(tmp_path):
     assert p.returncode == 2
     assert p.stdout == b"a\rb\n"
     assert p.stderr.startswith(b"err line\n")
+
+
+def test_hang_backtrace_is_evidence(tmp_path, monkeypatch):
+    """A hung child's native backtrace (here a canned one: no debugger needed) feeds the diagnosis."""
+    from gpuvet.cli import run_cmd
+
+    bt = ("$ gdb -p 1 -batch -ex 'thread apply all bt'\n"
+          "#0  0x00007f in __futex_abstimed_wait_common () from /lib/x86_64-linux-gnu/libc.so.6\n"
+          "#4  0x00007f3a1c2b in ncclCommInitRank () from /venv/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2\n")
+    monkeypatch.setattr(run_cmd, "native_backtrace", lambda system, pid: bt)
+    b = tmp_path / "b"
+    r = run(["--timeout", "1", "--bundle", str(b), "--no-here", "--", PY, "-c", "import time; time.sleep(60)"], tmp_path)
+    assert r.code == 124
+    doc = json.loads((b / "diagnosis.json").read_text())
+    assert doc["diagnoses"][0]["cause"] == "collective-comm"
+    assert doc["run"]["backtrace_from_line"] == 1

@@ -316,13 +316,20 @@ def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env, system,
     use = oc
     if debug_oc is not None and debug_oc.scanner is not None and debug_oc.scanner.result.matches:
         use = debug_oc  # the synchronous re-run points at the real call
+    bt_text = use.backtrace or (oc.backtrace if use is not oc else "")
+    first_bt_line = None
+    if bt_text:  # a hung child: what its threads were waiting in is evidence too (NCCL, device sync, ...)
+        first_bt_line = use.scanner.result.lines + 1
+        for i, line in enumerate(bt_text.splitlines()):
+            use.scanner.feed(first_bt_line + i, "backtrace: " + line)
     scan = use.scanner.result
     facts = diagnosis.facts_from_text(use.head.decode("utf-8", "replace"), "output.log", scan, live)
     findings = diagnosis.findings_for(facts, live is not None)
     report = diagnosis.build_report(scan, facts, findings, os.path.join(bdir, "output.log"), None,
                                     "run" if use is oc else "run --debug")
     report.extra["run"] = {"argv": oc.argv, "result": oc.describe(), "exit_status": oc.exit_status,
-                           "seconds": round(oc.seconds, 3), "bundle": bdir}
+                           "seconds": round(oc.seconds, 3), "bundle": bdir,
+                           "backtrace_from_line": first_bt_line}
     doc = report_dict(report)
 
     def dump(name: str, text: str) -> None:
