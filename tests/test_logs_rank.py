@@ -154,3 +154,10 @@ def test_oom_fragmentation_from_numbers_not_boilerplate():
     assert not oom_fragmented(cap) and oom_fragmented(frag)
     assert rank(scan(cap))[0].component == "user-code"
     assert rank(scan(frag))[0].component == "config-env"
+
+
+def test_plain_python_exception_discounts_fact_alone():
+    s = scan("ValueError: Expected input batch_size (32) to match target batch_size (16).")
+    assert rank(s, [finding("cpu-only-build")]) == []
+    s = scan("ValueError: Expected a cuda device, but got: cpu")
+    assert causes(rank(s, [finding("cpu-only-build")])) == ["cpu-only-build"]

@@ -24,7 +24,10 @@ from gpuvet.model import Finding, Severity
 from .match import ScanResult
 from .signatures import Signature
 
+import re
+
 MIN_CONFIDENCE = 0.2
+GPU_WORDS = re.compile(r"cuda|CUDA|hip|HIP|gpu|GPU|device|nvidia|NVIDIA|rocm|ROCm|cudnn|nccl|driver", re.I)
 FACT_EXPLAINS = {Severity.CRITICAL: 0.95, Severity.ERROR: 0.93, Severity.WARNING: 0.8, Severity.INFO: 0.0}
 FACT_ALONE = {Severity.CRITICAL: 0.7, Severity.ERROR: 0.6, Severity.WARNING: 0.3, Severity.INFO: 0.0}
 FACT_CONTEXT = {Severity.CRITICAL: 0.35, Severity.ERROR: 0.3, Severity.WARNING: 0.15, Severity.INFO: 0.0}
@@ -103,6 +106,8 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
     user_code: list[Signature] = []
     for sid, ms in scan.matches.items():
         sig = ms[0].signature
+        if sig.user_code and sig.generic and all(GPU_WORDS.search(m.text) for m in ms):
+            continue  # a weak user-code signal whose message is about the GPU says nothing either way
         (user_code if sig.user_code else stack_sigs).append(sig)
     only_generic = all(s.generic for s in stack_sigs)
 
