@@ -151,8 +151,8 @@ def findings_for(facts: Facts, live: bool = False) -> list[Finding]:
 def to_finding(d: Diagnosis) -> Finding:
     code = (d.signatures or d.checks or ["LOG000"])[0]
     name = f"diagnosis-{d.cause}"
-    ev = tuple(Evidence(e["text"], source=e.get("signature") or e.get("hint", ""), line=e.get("line"))
-               for e in d.evidence) + tuple(Evidence(e["text"], source=e.get("source", "")) for e in d.facts)
+    ev = tuple(Evidence(e["text"], source=e.get("signature") or e.get("hint", "") or e.get("source", ""),
+                        line=e.get("line")) for e in d.evidence)
     fixes = (Fix(d.fix),) if d.fix else ()
     return Finding(code=code, name=name, severity=SEVERITY.get(d.cause, Severity.ERROR), outcome=Outcome.FAILED,
                    title=f"{d.cause} ({d.component}, confidence {d.confidence:.2f}): {d.title}", why=d.why,

@@ -190,7 +190,8 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
                     refs.append(u)
         out.append(Diagnosis(
             cause=cause, component=top.component, confidence=score, title=top.reason.split(" — ")[0],
-            evidence=sorted(evidence, key=lambda e: e.get("line") or 0)[:8], facts=facts[:8], fix=fix, fixes=fixes,
+            evidence=sorted(evidence, key=lambda e: e.get("line") or 0)[:8] + facts[:4], facts=facts[:8], fix=fix,
+            fixes=fixes,
             why="", signatures=sorted({c.ref for c in cs if c.kind != "fact"}),
             checks=sorted({c.ref for c in cs if c.kind == "fact"}), references=refs[:5], contributions=cs))
     out.sort(key=lambda d: (-d.confidence, min(c.first_line for c in d.contributions)))
