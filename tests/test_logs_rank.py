@@ -161,3 +161,12 @@ def test_plain_python_exception_discounts_fact_alone():
     assert rank(s, [finding("cpu-only-build")]) == []
     s = scan("ValueError: Expected a cuda device, but got: cpu")
     assert causes(rank(s, [finding("cpu-only-build")])) == ["cpu-only-build"]
+
+
+def test_warning_fact_is_no_diagnosis_of_an_empty_log():
+    """A hang with no output (gpuvet run on the H200): a shadowed library copy, a warning, must not be
+    blamed for a failure nothing in the text describes; an error-level fact still stands alone."""
+    shadowed = [finding("runtime-mismatch", "system-library", Severity.WARNING, "BLD045"),
+                finding("runtime-mismatch", "system-library", Severity.WARNING, "BLD045")]
+    assert causes(rank(scan(""), shadowed)) == []
+    assert causes(rank(scan(""), [finding("driver-too-old", "driver", Severity.ERROR, "DRV001")])) == ["driver-too-old"]

@@ -147,6 +147,10 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
             continue
         if f.cause in related_causes:
             w, how = FACT_EXPLAINS[f.severity], "explains the error"
+        elif not stack_sigs and f.severity < Severity.ERROR:
+            # no error message at all (an empty log, a hang): a warning-level fact (a shadowed library
+            # copy, a nightly) is not a diagnosis of a failure nothing describes
+            continue
         elif not stack_sigs or only_generic:
             w, how = FACT_ALONE[f.severity], "stands on its own (no specific error message)"
             if user_code:  # the text shows a user-code error: a stack fact alone does not explain it
