@@ -11,7 +11,7 @@ python3 -m gpuvet check --format json --fail-on never > $D/check.json 2> $D/chec
 python3 -m gpuvet check --verbose --fail-on never > $D/check.txt 2>&1; echo "check rc=$?" >> $D/rc.txt
 python3 -m gpuvet check --format markdown --fail-on never > $D/check.md 2>&1
 python3 -m gpuvet recommend --format json > $D/recommend.json 2>&1; echo "recommend rc=$?" >> $D/rc.txt
-python3 -m pytest -q -p no:cacheprovider tests/test_gpu_live.py > $D/pytest-gpu.txt 2>&1; echo "pytest gpu rc=$?" >> $D/rc.txt
+python3 -m pytest -p no:cacheprovider -rA tests/test_gpu_live.py > $D/pytest-gpu.txt 2>&1; echo "pytest gpu rc=$?" >> $D/rc.txt
 timeout 240 python3 -m pytest -q -p no:cacheprovider -rs tests > $D/pytest-all.txt 2>&1; echo "pytest all rc=$?" >> $D/rc.txt
 timeout 300 python3 bench/check_speed.py --runs 5 --label h200 --python python3 > $D/check_speed.txt 2>&1
 cp bench/results/check_speed-h200.* $D/ 2>/dev/null
