@@ -68,7 +68,22 @@ def test_variant(version, cuda, hip, xpu, variant):
 
 
 # -- live, on the torch 2.13.0 CPU build installed in the test venv ----------------------------------------
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch not installed (pip install torch==2.13.0)")
+def _installed_torch_version_py() -> str:
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    import os
+
+    try:
+        with open(os.path.join(list(spec.submodule_search_locations)[0], "version.py")) as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+@pytest.mark.skipif("+cpu'" not in _installed_torch_version_py(),
+                    reason="needs the CPU build of torch (pip install torch==2.13.0); a CUDA build is checked "
+                           "live by tests/test_gpu_live.py")
 def test_live_cpu_torch():
     t = time.perf_counter()
     rows = list(framework.probe_frameworks(System(), None))
