@@ -109,8 +109,18 @@ def test_hanging_tools_check_finishes_within_5s(tmp_path):
     assert doc["probe_errors"], "hung tools must show up as probe errors"
     assert "timeout" in kinds
     # nothing that needed a hung tool's table may say 'passed'
+    from gpuvet.checks.registry import all_checks
+
     failed_tables = {t for e in doc["probe_errors"] for t in e["tables"]}
-    assert failed_tables
+    assert "compilers" in failed_tables  # nvcc, hipcc, hipconfig all hung (gcc may still answer)
+    needs = {c.code: set(c.tables) for c in all_checks()}
+    by_code = {}
+    for f in doc["findings"]:
+        by_code.setdefault(f["code"], set()).add(f["outcome"])
+    for code, outcomes in by_code.items():
+        if needs[code] & failed_tables:
+            assert "passed" not in outcomes and "skipped" not in outcomes, (code, outcomes)
+    assert by_code["EXT003"] == {"unknown"}  # nvcc vs framework CUDA: nvcc hung
 
 
 def test_json_output_matches_documented_schema():

@@ -95,3 +95,24 @@ def test_runner_turns_failures_and_hangs_into_errors():
     assert f.status("runtimes") == "error" and "parse bug" in f.table_errors("runtimes")[0].message
     assert f.table_errors("gpu_devices")[0].message.startswith("rocminfo")
     assert f.table_errors("compilers")[0].kind == "timeout"
+
+
+def test_skip_becomes_unknown_when_a_needed_probe_failed():
+    from gpuvet.checks.base import Skip
+
+    @check(code="EXT998", name="needs-nvcc", severity="error", tables=("compilers",), cause="toolchain",
+           component="extension")
+    def needs_nvcc(ctx):
+        """What it does:
+        x
+        """
+        if not ctx.facts.where("compilers", name="nvcc"):
+            yield Skip("no nvcc found")
+
+    f = Facts()
+    f.add([row("compilers", "gcc", name="gcc", version="12.2.0")])
+    [res] = run_checks(f, [needs_nvcc], None)
+    assert res.outcome is Outcome.SKIPPED
+    f.fail(ProbeError("nvidia-nvcc", ("compilers",), "`nvcc --version` timed out", "timeout"))
+    [res] = run_checks(f, [needs_nvcc], None)
+    assert res.outcome is Outcome.UNKNOWN and "timed out" in res.title

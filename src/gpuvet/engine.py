@@ -72,6 +72,14 @@ def _run_one(chk: Check, ctx: Context) -> Iterable[Finding]:
         return
     skips = [r for r in results if isinstance(r, Skip)]
     if skips and not any(isinstance(r, Pass) for r in results):
+        # "not here" cannot be told from "could not look" when a probe of a needed table failed:
+        # nvcc hanging is not "no nvcc"
+        errs = [e for t in chk.tables for e in ctx.facts.table_errors(t)]
+        if errs:
+            why = "; ".join(dict.fromkeys(e.message for e in errs))
+            yield _finding(chk, Outcome.UNKNOWN, f"could not check: {why} ({skips[0].reason})",
+                           evidence=[Evidence(why)])
+            return
         yield _finding(chk, Outcome.SKIPPED, skips[0].reason)
         return
     passes = [r for r in results if isinstance(r, Pass)]

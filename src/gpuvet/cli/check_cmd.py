@@ -15,7 +15,7 @@ from .env import GpuvetError
                    "hipconfig, nvcc, pip list/freeze, or several concatenated. '-' reads standard input. Repeatable.")
 @click.option("--python", "python", metavar="PATH", default=None,
               help="Examine the packages of this Python interpreter instead of gpuvet's own (also GPUVET_PYTHON).")
-@click.option("--deadline", type=float, default=4.0, show_default=True, help="Seconds to wait for all probes.")
+@click.option("--deadline", type=float, default=3.0, show_default=True, help="Seconds to wait for all probes (a hung tool is reported as a time-out).")
 @output_options
 @policy_options
 @click.pass_context
