@@ -36,13 +36,25 @@ HINTS: dict[str, str] = {
     "wsl": r"\bWSL2?\b|/mnt/[a-z]/|microsoft-standard|/usr/lib/wsl|\bDESKTOP-[A-Z0-9]+",
     "windows": r"\b[A-Z]:\\|WinError|\.dll\b|win_amd64|\bWindows\b|\bwin32\b",
     "zluda": r"\bZLUDA\b|\bzluda\b",
-    "hsa-override": r"HSA_OVERRIDE_GFX_VERSION",
+    # the ISA override, as the variable or as users describe it ("override to gfx1030", "overriding gfx")
+    "hsa-override": r"HSA_OVERRIDE_GFX_VERSION|(?i:\boverrid(?:e|ed|ing) (?:it |the gpu |the gfx version )?(?:to |as )?gfx ?[0-9]{3,4})",
+    # GPU hardware named (not merely a vendor API in an error message: "hipError..." is no AMD GPU)
+    "amd-gpu": r"\bgfx[0-9]{3,4}[a-z]?\b|\bRadeon\b|\bInstinct\b|\bMI[1-3][0-9]{2}X?\b|\bNavi ?[0-9]|\bVega\b|\bPolaris\b"
+               r"|\bAMD/ATI\b|(?i:\bRX ?[4-9][0-9]{2,3}(?: ?XT| ?XTX)?\b)|rocminfo|/dev/kfd|\bROCk\b",
+    "nvidia-gpu": r"\bGeForce\b|\b[RG]TX ?[0-9]{3,4}\b|\bTesla [A-Z]?[0-9]|\bQuadro\b|NVIDIA-SMI|nvidia-smi|\bNVRM\b"
+                  r"|\b[AHVL][0-9]{2,3}S?(?:-SXM|-PCIE)\b|\b(?:H100|A100|V100|H200|L40S?)\b",
+    "hip-error": r"\bhipError[A-Za-z]+|\bHIP error\b|\bHIP_ERROR_|\bhip[A-Z][A-Za-z]+ failed",
     "multi-gpu": r"tensor[- ]parallel|\ball[- ]?reduce|\bXGMI\b|\bNVLink\b|world_size|\bTP ?= ?[2-9]|tensor_parallel_size"
                  r"|\bnranks [2-9]|\[rank[1-9][0-9]*\]",
     "driver-version": r"[Dd]river(?: [Vv]ersion)?:? *\[?[0-9]{3}\.[0-9]+|NVRM version|\b[3-5][0-9]{2}\.[0-9]{2,3}(?:\.[0-9]+)?,|ROCk module version",
     # gfx targets that official ROCm framework wheels have never carried kernels for (RDNA1, the smaller RDNA2
     # and RDNA3 parts, Polaris, APUs); users run them with HSA_OVERRIDE_GFX_VERSION or source builds.
-    "amd-unlisted-arch": r"\bgfx(?:803|90c|1010|1011|1012|1013|1031|1032|1033|1034|1035|1036|1102|1103)\b",
+    # (by marketing name too: RX 470-590 Polaris gfx803, RX 5x00 RDNA1 gfx101x, RX 64x0-67x0 gfx1031-1034,
+    # RX 7600 gfx1102, Radeon 760M/780M gfx1103)
+    "amd-unlisted-arch": r"\bgfx(?:803|90c|1010|1011|1012|1013|1031|1032|1033|1034|1035|1036|1102|1103)\b"
+                         r"|(?i:\bRX ?(?:[45][789]0|5[3-7]00|6[4-7][05]0|7600)(?: ?XT| ?S| ?M)?\b|\bRadeon (?:\w+ )?7[68]0M\b)",
+    # a hipBLASLt failure naming a gfx target rocBLAS/MIOpen support but hipBLASLt never did
+    "rocblas-only-arch": r"(?:hipblaslt|rocblaslt|hipBLASLt)[^ ]* .*gfx(?:900|906|908|1030)\b",
     "hip-lib-wanted": r"lib(?:torch_hip|c10_hip|amdhip64)\.so[.0-9]*: cannot open",
     "cuda-lib-wanted": r"lib(?:torch_cuda[a-z_]*|c10_cuda|cudart)\.so[.0-9]*: cannot open",
     "nccl-context": r"\bNCCL\b|\bRCCL\b|ProcessGroupNCCL|\bnccl[A-Z]",
