@@ -122,12 +122,12 @@ def test_arch_amd_exact_match_and_override():
     assert outs == [Outcome.FAILED] and "gfx1101" in res[0].title
 
 
-def test_gfx_of_override():
-    assert build.gfx_of_override("11.0.0") == "gfx1100"
-    assert build.gfx_of_override("10.3.0") == "gfx1030"
-    assert build.gfx_of_override("9.4.2") == "gfx942"
-    assert build.gfx_of_override("9.0.10") == "gfx90a"
-    assert build.gfx_of_override("banana") is None
+def test_gfx_from_override_as_build_uses_it():
+    assert build.gfx_from_override("11.0.0") == "gfx1100"
+    assert build.gfx_from_override("10.3.0") == "gfx1030"
+    assert build.gfx_from_override("9.4.2") == "gfx942"
+    assert build.gfx_from_override("9.0.10") == "gfx90a"
+    assert build.gfx_from_override("banana") is None
 
 
 def test_arch_unknown_targets_and_no_gpu():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from gpuvet.model.arch import gfx_from_override
 from gpuvet.model import Facts, Row, Severity
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
@@ -30,14 +31,6 @@ def _mmstr(t: tuple[int, int]) -> str:
     return f"{t[0]}.{t[1]}"
 
 
-def _gfx_from_override(value: str | None) -> str | None:
-    m = re.fullmatch(r"\s*(\d{1,2})\.(\d{1,2})\.(\d{1,2})\s*", value or "")
-    if not m:
-        return None
-    major, minor, step = (int(g) for g in m.groups())
-    if major == 0 or minor > 15 or step > 15:
-        return None
-    return f"gfx{major}{minor:x}{step:x}"
 
 
 def _amd_gpus(facts: Facts) -> list[Row]:
@@ -509,7 +502,7 @@ def hsa_override_gfx_version(ctx: Context) -> Iterable:
     for n in names:
         r = env[n]
         value = str(r.get("value") or "")
-        eff = _gfx_from_override(value)
+        eff = gfx_from_override(value)
         e_set = ev(r, f"{n}={value}")
         if eff is None:
             yield Fail(f"{n}={value!r} is malformed: the runtime expects X.Y.Z (e.g. 10.3.0 for gfx1030)",

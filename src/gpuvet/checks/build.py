@@ -6,6 +6,7 @@ import os
 import re
 from typing import Iterable
 
+from gpuvet.model.arch import gfx_from_override
 from gpuvet.model import Row, Severity
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
@@ -69,15 +70,6 @@ def cuda_target_runs(target: str, device: str) -> str | None:
     return "cubin" if t.group(1) == "sm" else "ptx"
 
 
-def gfx_of_override(value: str) -> str | None:
-    """HSA_OVERRIDE_GFX_VERSION '11.0.0' -> 'gfx1100', '10.3.0' -> 'gfx1030', '9.0.10' -> 'gfx90a'."""
-    m = re.fullmatch(r"\s*(\d+)\.(\d+)\.(\d+)\s*", value or "")
-    if not m:
-        return None
-    major, minor, step = (int(x) for x in m.groups())
-    if minor > 15 or step > 15:
-        return None
-    return f"gfx{major}{minor:x}{step:x}"
 
 
 def _env(ctx: Context, name: str) -> Row | None:
@@ -206,7 +198,7 @@ def _judge_amd(b: Row, arch: str, targets: list[str], gname: str, evidence: list
     eff = arch
     note = ""
     if override is not None and override.get("value"):
-        o = gfx_of_override(override.get("value"))
+        o = gfx_from_override(override.get("value"))
         evidence = evidence + [ev(override, f"HSA_OVERRIDE_GFX_VERSION={override.get('value')}")]
         if o:
             eff = o

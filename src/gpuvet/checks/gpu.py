@@ -5,26 +5,9 @@ import re
 from typing import Any
 
 from gpuvet.model import Row
+from gpuvet.model.arch import normalise_arch
 
-_GFX = re.compile(r"\b(gfx[0-9a-f]{3,5})\b", re.I)
-_SM = re.compile(r"\bsm_?(\d{2,3})([af]?)\b", re.I)
-
-
-def normalise_arch(text: str | None) -> str | None:
-    """'gfx90a:sramecc+:xnack-' -> 'gfx90a'; 'sm_90a' -> 'sm_90a'; '9.0' -> 'sm_90'."""
-    if not text:
-        return None
-    t = str(text).strip()
-    m = _GFX.search(t)
-    if m:
-        return m.group(1).lower()
-    m = _SM.search(t)
-    if m:
-        return f"sm_{m.group(1)}{m.group(2).lower()}"
-    m = re.fullmatch(r"(\d+)\.(\d+)", t)
-    if m:
-        return f"sm_{m.group(1)}{m.group(2)}"
-    return None
+__all__ = ["gpu_arch", "normalise_arch"]
 
 
 def _norm_name(name: str) -> str:

@@ -13,6 +13,7 @@ from typing import Iterable
 
 from packaging.version import InvalidVersion, Version
 
+from gpuvet.model.arch import gfx_from_override
 from gpuvet.model import Row, row
 
 from .base import Probe, ProbeFailed
@@ -47,18 +48,6 @@ def gfx_from_target_version(value: int | str | None) -> str | None:
     return f"gfx{major}{minor:x}{step:x}"
 
 
-def gfx_from_override(value: str | None) -> str | None:
-    """HSA_OVERRIDE_GFX_VERSION 'X.Y.Z' (decimal fields) -> 'gfxXyz' (Y, Z as hex digits), or None
-    when the value is malformed: '10.3.0' -> gfx1030, '9.0.10' -> gfx90a, '11.0.0' -> gfx1100."""
-    if value is None:
-        return None
-    m = re.fullmatch(r"\s*(\d{1,2})\.(\d{1,2})\.(\d{1,2})\s*", str(value))
-    if not m:
-        return None
-    major, minor, step = (int(g) for g in m.groups())
-    if major == 0 or minor > 15 or step > 15:
-        return None
-    return f"gfx{major}{minor:x}{step:x}"
 
 
 def _rocm_smi_gfx(text: str) -> str | None:
