@@ -1,0 +1,56 @@
+"""Context hints that settle vendor and architecture from what a report names (rules learnt from the held-out
+incidents, bench/incidents-heldout), and the rankings they drive."""
+import pytest
+
+from gpuvet.diagnosis import diagnose_text
+from gpuvet.logs.extract import hints_in
+
+
+def names(text):
+    return {h.name for h in hints_in(text, 1)}
+
+
+@pytest.mark.parametrize("text,present,absent", [
+    ("GPU: Nvidia GeForce RTX 3050 Laptop GPU", {"nvidia-gpu"}, {"amd-gpu"}),
+    ("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!", {"hip-error"}, {"amd-gpu", "nvidia-gpu"}),
+    ("i use rx 5500xt and override to gfx1030.", {"amd-gpu", "amd-unlisted-arch", "hsa-override"}, set()),
+    ("i have an rx 6600 and a i5 8400", {"amd-unlisted-arch"}, set()),
+    ("AMD Radeon RX 6800 XT", {"amd-gpu"}, {"amd-unlisted-arch"}),
+    ("AMD Radeon RX 7900 XTX", {"amd-gpu"}, {"amd-unlisted-arch"}),
+    ("rocblaslt error: Cannot read \"TensileLibrary_lazy_gfx906.dat\"", {"rocblas-only-arch"}, set()),
+    ("hipblaslt error: Cannot read TensileLibrary_lazy_gfx1100.dat", set(), {"rocblas-only-arch"}),
+    ("please override the function to return", set(), {"hsa-override"}),
+])
+def test_hints(text, present, absent):
+    got = names(text)
+    assert present <= got and not (absent & got), got
+
+
+def causes(text):
+    return [d["cause"] for d in diagnose_text(text).extra["diagnoses"]]
+
+
+def test_hip_error_on_nvidia_only_machine_is_wrong_vendor():
+    msg = "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n"
+    assert causes("GPU: NVIDIA GeForce RTX 3050 Laptop GPU\n" + msg)[0] == "wrong-vendor-build"
+    assert causes("GPU: AMD Radeon RX 6600\n" + msg)[0] == "gpu-arch-unsupported"
+    assert causes(msg)[0] == "gpu-arch-unsupported"
+
+
+def test_memory_fault_on_unlisted_arch_is_arch():
+    fault = ("Device::callbackQueue aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent "
+             "attempted to access memory beyond the largest legal address. code: 0x29\n")
+    assert causes("GPU: Radeon RX 5700 XT\n" + fault)[0] == "gpu-arch-unsupported"
+    assert causes("GPU: Radeon RX 7900 XTX\n" + fault)[0] != "gpu-arch-unsupported"
+
+
+def test_hipblaslt_kernels_missing():
+    on906 = 'rocblaslt error: Cannot read "TensileLibrary_lazy_gfx906.dat" (or .zlib variant): No such file or directory\n'
+    on1036 = "hipblaslt error: Cannot read /opt/rocm/lib/hipblaslt/library/TensileLibrary_lazy_gfx1036.dat: No such file or directory\n"
+    assert causes(on906)[0] == "math-library-unsupported"
+    assert causes(on1036)[0] == "gpu-arch-unsupported" and "math-library-unsupported" in causes(on1036)[:3]
+
+
+def test_std_header_missing_is_toolchain_but_project_header_is_not():
+    assert causes("fatal error: stddef.h: No such file or directory\n")[:1] == ["toolchain"]
+    assert "toolchain" not in causes("fatal error: mylib/config.h: No such file or directory\n")[:1]
