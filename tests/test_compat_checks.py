@@ -242,3 +242,13 @@ def test_bld106_rocm64_rocblas_without_gfx906():
     assert outcomes(C.known_broken_combination, f) == [Outcome.FAILED]
     f = facts(torch_build("2.9.1+rocm6.3", hip="6.3", variant="rocm"), gpu("AMD Instinct MI50", vendor="amd"))
     assert outcomes(C.known_broken_combination, f) == [Outcome.PASSED]
+
+
+def test_pkg100_nightly_is_not_judged_by_release_pins():
+    # a torch nightly ships with the pytorch-triton-rocm build of its own date, not the release's pin
+    f = facts(torch_build("2.2.0.dev20231010+rocm5.7", hip="5.7.31921", variant="rocm"),
+              pkg("pytorch-triton-rocm", "2.1.0+dafe145982"))
+    assert outcomes(C.companion_for_other_torch, f) == [Outcome.PASSED]
+    # but a companion whose own metadata pins another torch still fires
+    f = facts(torch_build("2.5.0.dev20240901+cu121", "12.1"), pkg("torchvision", "0.19.0", ["torch==2.4.0"]))
+    assert outcomes(C.companion_for_other_torch, f) == [Outcome.FAILED]

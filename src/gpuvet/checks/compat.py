@@ -100,6 +100,9 @@ def companion_for_other_torch(ctx: Context):
         return
     release = q.torch_release(ctx.kb, version)
     tv = q.parse_version(version)
+    # a nightly / pre-release pins the companion builds of its own date, not the release's pins: only
+    # the companions' own Requires-Dist on torch can be judged
+    nightly = tv is not None and (tv.is_devrelease or tv.is_prerelease)
     unknown: list[str] = []
     for name in present:
         r = pkgs[name]
@@ -121,6 +124,8 @@ def companion_for_other_torch(ctx: Context):
                                       safe=True)])
                 break
         else:
+            if nightly:
+                continue
             if release is None:
                 unknown.append(f"torch {version} is not in the KB's torch_releases")
                 continue
