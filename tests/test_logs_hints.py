@@ -20,6 +20,12 @@ def names(text):
     ("rocblaslt error: Cannot read \"TensileLibrary_lazy_gfx906.dat\"", {"rocblas-only-arch"}, set()),
     ("hipblaslt error: Cannot read TensileLibrary_lazy_gfx1100.dat", set(), {"rocblas-only-arch"}),
     ("please override the function to return", set(), {"hsa-override"}),
+    ("rocBLAS error: Could not load /opt/rocm-6.0.0/lib/rocblas/library/TensileLibrary_lazy_gfx1030.dat",
+     {"tensile-supported-arch"}, set()),
+    ("TensileLibrary_lazy_gfx1030.dat TensileLibrary_lazy_gfx1100.dat", set(), {"tensile-supported-arch"}),
+    ("rocBLAS error: Cannot read TensileLibrary.dat: No such file or directory for GPU arch : gfx1201", set(),
+     {"tensile-supported-arch"}),
+    ("2x AMD Radeon (TM) Pro WX 5100 Graphics", {"amd-unlisted-arch"}, set()),
 ])
 def test_hints(text, present, absent):
     got = names(text)
@@ -54,3 +60,17 @@ def test_hipblaslt_kernels_missing():
 def test_std_header_missing_is_toolchain_but_project_header_is_not():
     assert causes("fatal error: stddef.h: No such file or directory\n")[:1] == ["toolchain"]
     assert "toolchain" not in causes("fatal error: mylib/config.h: No such file or directory\n")[:1]
+
+
+def test_tensile_load_failure_for_a_supported_arch_is_a_version_mix():
+    text = ("rocBLAS error: Could not load /opt/rocm-6.0.0/lib/rocblas/library/TensileLibrary_lazy_gfx1030.dat\n"
+            "rocBLAS error: Could not initialize Tensile library\n")
+    assert causes(text)[0] == "runtime-mismatch" and "gpu-arch-unsupported" in causes(text)[:3]
+    unsupported = "rocBLAS error: Cannot read TensileLibrary.dat: No such file or directory for GPU arch : gfx1036\n"
+    assert causes(unsupported)[0] == "gpu-arch-unsupported"
+
+
+def test_generic_runtime_error_under_a_nightly_is_a_regression_candidate():
+    err = "RuntimeError: CUDA error: operation not supported\n"
+    assert causes("pip install --pre torch==2.5.0.dev20240830+cu121\n" + err)[0] == "prerelease-regression"
+    assert "prerelease-regression" not in causes("torch==2.4.0+cu121\n" + err)

@@ -52,7 +52,10 @@ HINTS: dict[str, str] = {
     # (by marketing name too: RX 470-590 Polaris gfx803, RX 5x00 RDNA1 gfx101x, RX 64x0-67x0 gfx1031-1034,
     # RX 7600 gfx1102, Radeon 760M/780M gfx1103)
     "amd-unlisted-arch": r"\bgfx(?:803|90c|1010|1011|1012|1013|1031|1032|1033|1034|1035|1036|1102|1103)\b"
-                         r"|(?i:\bRX ?(?:[45][789]0|5[3-7]00|6[4-7][05]0|7600)(?: ?XT| ?S| ?M)?\b|\bRadeon (?:\w+ )?7[68]0M\b)",
+                         r"|(?i:\bRX ?(?:[45][789]0|5[3-7]00|6[4-7][05]0|7600)(?: ?XT| ?S| ?M)?\b|\bRadeon (?:\w+ )?7[68]0M\b|\bPro WX ?[2-7]100\b)",
+    # a Tensile kernel library that fails to load although its file name is for a gfx target every ROCm release
+    # since 5.5 ships (a listing of the library directory does not count: only the failing load)
+    "tensile-supported-arch": r"(?:Could not load|Cannot read) .*TensileLibrary[A-Za-z_]*_gfx(?:908|90a|942|1030|1100)\b",
     # a hipBLASLt failure naming a gfx target rocBLAS/MIOpen support but hipBLASLt never did
     "rocblas-only-arch": r"(?:hipblaslt|rocblaslt|hipBLASLt)[^ ]* .*gfx(?:900|906|908|1030)\b",
     "hip-lib-wanted": r"lib(?:torch_hip|c10_hip|amdhip64)\.so[.0-9]*: cannot open",
