@@ -74,3 +74,25 @@ def test_generic_runtime_error_under_a_nightly_is_a_regression_candidate():
     err = "RuntimeError: CUDA error: operation not supported\n"
     assert causes("pip install --pre torch==2.5.0.dev20240830+cu121\n" + err)[0] == "prerelease-regression"
     assert "prerelease-regression" not in causes("torch==2.4.0+cu121\n" + err)
+
+
+def test_undefined_torch_symbol_in_a_companion_library_is_a_companion_mismatch():
+    ta = ("OSError: /usr/local/lib/python3.8/dist-packages/torchaudio/lib/libtorchaudio.so: undefined symbol: "
+          "_ZNK3c107SymBool10guard_boolEPKcl\n")
+    assert causes(ta)[0] == "companion-mismatch"
+    ext = ("ImportError: /venv/site-packages/some_ext/_C.cpython-311-x86_64-linux-gnu.so: undefined symbol: "
+           "_ZN3c1017RegisterOperatorsD1Ev\n")
+    assert causes(ext)[0] == "extension-abi"
+
+
+def test_companion_cuda_version_check_and_driver_spellings():
+    assert causes("RuntimeError: Detected that PyTorch and TorchAudio were compiled with different CUDA versions. "
+                  "PyTorch has CUDA version 11.8 whereas TorchAudio has CUDA version 11.7.\n")[0] == "companion-mismatch"
+    assert causes("I find the error CUDAError InsufficientDriver. My CUDA driver is 570.133.20.\n")[0] == "driver-too-old"
+
+
+def test_jax_plugin_that_cannot_load_cuda_is_not_a_cpu_only_jaxlib():
+    c = causes("WARNING:jax._src.xla_bridge:CUDA backend failed to initialize: Unable to load CUDA. "
+               "(Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n")
+    assert c[0] == "runtime-mismatch"
+    assert causes("Unable to load checkpoint from disk\n") == []

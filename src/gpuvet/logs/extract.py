@@ -58,6 +58,8 @@ HINTS: dict[str, str] = {
     "tensile-supported-arch": r"(?:Could not load|Cannot read) .*TensileLibrary[A-Za-z_]*_gfx(?:908|90a|942|1030|1100)\b",
     # a hipBLASLt failure naming a gfx target rocBLAS/MIOpen support but hipBLASLt never did
     "rocblas-only-arch": r"(?:hipblaslt|rocblaslt|hipBLASLt)[^ ]* .*gfx(?:900|906|908|1030)\b",
+    # a companion package's own native library failing to resolve a symbol
+    "companion-lib": r"(?:torchaudio|torchvision|torchtext|_torch_sox)[A-Za-z0-9_./-]*\.so[.0-9]*:? (?:undefined symbol|cannot open)",
     "hip-lib-wanted": r"lib(?:torch_hip|c10_hip|amdhip64)\.so[.0-9]*: cannot open",
     "cuda-lib-wanted": r"lib(?:torch_cuda[a-z_]*|c10_cuda|cudart)\.so[.0-9]*: cannot open",
     "nccl-context": r"\bNCCL\b|\bRCCL\b|ProcessGroupNCCL|\bnccl[A-Z]",
