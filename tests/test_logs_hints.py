@@ -96,3 +96,18 @@ def test_jax_plugin_that_cannot_load_cuda_is_not_a_cpu_only_jaxlib():
                "(Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n")
     assert c[0] == "runtime-mismatch"
     assert causes("Unable to load checkpoint from disk\n") == []
+
+
+def test_hip_offload_flags_reaching_a_host_compiler_and_nvcc_spellings_are_toolchain():
+    assert causes("c++: error: unrecognized command line option '--offload-arch=gfx900'; did you mean "
+                  "'--offload-abi=ilp32'?\n")[0] == "toolchain"
+    assert causes("clang-10: error: unsupported option '--offload-arch=gfx900'\n")[0] == "toolchain"
+    assert causes("it gives me `nvcc fatal unsupported gpu architecture 'compute_86'`\n")[0] == "toolchain"
+
+
+def test_cudnn_engine_and_onnxruntime_provider_loading():
+    assert causes("RuntimeError: GET was unable to find an engine to execute this computation\n")[:2] == [
+        "runtime-mismatch", "math-library-unsupported"]
+    ort = ("[W:onnxruntime:Default, onnxruntime_pybind_state.cc:965 CreateExecutionProviderInstance] Failed to create "
+           "CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*, and the latest MSVC runtime.\n")
+    assert causes(ort)[0] == "runtime-mismatch"
