@@ -111,3 +111,9 @@ def test_cudnn_engine_and_onnxruntime_provider_loading():
     ort = ("[W:onnxruntime:Default, onnxruntime_pybind_state.cc:965 CreateExecutionProviderInstance] Failed to create "
            "CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*, and the latest MSVC runtime.\n")
     assert causes(ort)[0] == "runtime-mismatch"
+
+
+def test_native_crash_on_an_unlisted_amd_arch_reads_as_arch():
+    crash = "Segmentation fault (core dumped)\n"
+    assert causes("GPU: AMD Radeon RX 6600 XT (gfx1032)\n" + crash)[0] == "gpu-arch-unsupported"
+    assert causes("GPU: AMD Radeon RX 7900 XTX (gfx1100)\n" + crash)[0] == "other"
