@@ -8,12 +8,14 @@ multi-megabyte lines instead of buffering them.
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import IO, Iterator
 
 from gpuvet.model import Row
 
 from .extract import Hint, facts_in, hints_in
+from .fallback import ERROR_LINE
 from .normalize import MAX_LINE, normalize
 from .signatures import Catalog, Signature
 
@@ -36,6 +38,8 @@ class ScanResult:
     rows: list[Row] = field(default_factory=list)
     lines: int = 0
     candidates: int = 0
+    # the last error-looking lines (bounded), for the fallback reading when no signature applies
+    error_lines: deque = field(default_factory=lambda: deque(maxlen=40))
 
     @property
     def hint_names(self) -> set[str]:
@@ -82,6 +86,8 @@ class Scanner:
         for h in hints_in(text, lineno):
             if h.name not in res.hints:
                 res.hints[h.name] = h
+        if ERROR_LINE.search(text):
+            res.error_lines.append((lineno, text[:400]))
         if not keys:
             return []
         res.candidates += 1

@@ -198,9 +198,30 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
             fixes=fixes,
             why="", signatures=sorted({c.ref for c in cs if c.kind != "fact"}),
             checks=sorted({c.ref for c in cs if c.kind == "fact"}), references=refs[:5], contributions=cs))
+    if not out and not user_code:
+        out = _fallback(scan)
     out.sort(key=lambda d: (-d.confidence, min(c.first_line for c in d.contributions)))
     for i, d in enumerate(out):
         d.why = _why(d, out[:i] + out[i + 1:], i)
+    return out
+
+
+def _fallback(scan: ScanResult) -> list[Diagnosis]:
+    """No signature and no fact applies: read the error lines for each layer's vocabulary (low
+    confidence, see logs/fallback.py)."""
+    from .fallback import propose
+
+    out = []
+    for p in propose(list(getattr(scan, "error_lines", ()))):
+        reason = (f"no known error message matched; the error lines use the vocabulary of {p.cause} "
+                  f"({', '.join(p.terms)})")
+        ev = [{"line": n, "text": t, "signature": "fallback"} for n, t in p.evidence]
+        c = Contribution(p.confidence, p.component, "fallback", "fallback", reason, ev, CAUSE_FIX.get(p.cause, ""),
+                         first_line=p.evidence[0][0] if p.evidence else 10**12)
+        out.append(Diagnosis(cause=p.cause, component=p.component, confidence=p.confidence,
+                             title=f"{p.cause} (vocabulary of the error lines, low confidence)", evidence=ev,
+                             facts=[], fix=c.fix, fixes=[], why="", signatures=["fallback"], checks=[],
+                             references=[], contributions=[c]))
     return out
 
 

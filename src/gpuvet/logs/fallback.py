@@ -1,0 +1,123 @@
+"""The last resort: when no signature and no fact explains an error, read the error lines for the
+vocabulary of each layer of the stack and propose a low-confidence cause.
+
+Signatures know exact messages; real logs keep inventing new wordings of the same few failures ("no
+diagnosis" is the commonest miss on unseen incidents).  Every layer has its own vocabulary: loader
+errors name ``lib*.so`` files, collectives name NCCL/RCCL, allocators talk about memory, the toolchain
+names its compilers, architectures are spelled ``gfx90a``/``sm_90``.  This module scores the error
+lines of a log against that vocabulary.  It only runs when nothing else applies and the text shows no
+user-code error, and its confidence stays below any signature's.  Out-of-memory has no vocabulary
+here on purpose: an OOM that no allocator signature reads (fragmentation, alloc-conf, oversubscription)
+is most often plain capacity, the model or batch being too large, which is not a stack problem.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+# An error line: what a failure prints, not a progress or info line.
+ERROR_LINE = re.compile(
+    r"(error|exception|fail(ed|ure)?|fatal|abort(ed)?|denied|cannot|can't|could not|unable to|invalid|"
+    r"not (found|supported|available|compiled)|segmentation fault|core dumped|illegal|unsupported|"
+    r"mismatch|incompatible|undefined symbol|no such file|killed|timed? ?out|hang|reset|fault|\bXid\b)", re.I)
+
+# (cause, component, weight, pattern): the vocabulary of each layer.  Weights: 1.0 names the layer
+# unambiguously, 0.5 leans towards it.
+VOCAB: list[tuple[str, str, float, re.Pattern[str]]] = [(c, comp, w, re.compile(p, re.I)) for c, comp, w, p in [
+    ("gpu-arch-unsupported", "framework-build", 1.0,
+     r"\b(no kernel image|invalid device function|no (binary|code object|kernels?) (is )?(available )?for|"
+     r"NoBinaryForGpu|not compatible with the current|unsupported (gpu|architecture|arch)|"
+     r"compute capabilit(y|ies) .*(not|un)supported)"),
+    ("gpu-arch-unsupported", "framework-build", 0.5, r"\b(gfx[0-9]{3,4}[a-f]?|sm_[0-9]{2,3}[af]?)\b"),
+    ("driver-too-old", "driver", 1.0,
+     r"\bdriver\b[^\n]{0,60}\b(too old|insufficient|older than|not (new|recent) enough|update your)|"
+     r"InsufficientDriver|CUDA_ERROR_COMPAT_NOT_SUPPORTED|unsupported (ptx|toolchain) version"),
+    ("driver-too-old", "driver", 0.5, r"\b(amdgpu|nvidia)\b[^\n]{0,40}\bdriver\b[^\n]{0,40}\bversion"),
+    ("runtime-mismatch", "system-library", 1.0,
+     r"\blib(cudart|cublas(Lt)?|cudnn\w*|cufft|curand|cusparse\w*|cusolver|nvrtc|nvJitLink|nccl|amdhip64|"
+     r"hsa-runtime64|rocblas|MIOpen|hipblas(lt)?|rccl|rocsolver|hipfft|roctx64|nvToolsExt)[\w.]*\.so[\w.]*"
+     r"[^\n]{0,80}(cannot open|not found|No such file|wrong ELF|version)|version `[^']+' not found"),
+    ("runtime-mismatch", "system-library", 0.5,
+     r"\b(cannot open shared object file|DLL load failed|dlopen|LD_LIBRARY_PATH|version mismatch)\b"),
+    ("extension-abi", "extension", 1.0,
+     r"undefined symbol|ABI|compiled (against|with|for) [^\n]{0,40}(torch|pytorch|CUDA|ROCm)|"
+     r"built for [^\n]{0,40}(PyTorch|torch|CUDA)"),
+    ("collective-comm", "runtime", 1.0, r"\b(NCCL|RCCL)\b|ProcessGroup(NCCL|Gloo)?|c10d|all_?reduce|rendezvous"),
+    ("collective-comm", "runtime", 0.5, r"\b(collective|watchdog|barrier|init_process_group)\b"),
+    ("math-library-unsupported", "runtime", 1.0,
+     r"\b(CUBLAS|CUDNN|HIPBLAS(LT)?|ROCBLAS|MIOPEN|CUSOLVER|CUFFT|CUSPARSE|HIPFFT)_STATUS_\w+|"
+     r"miopenStatus\w+|rocblas_status_\w+|hipblasLt error|rocBLAS error|hipBLAS error"),
+    ("math-library-unsupported", "runtime", 0.5, r"\b(cuDNN|MIOpen|cuBLAS|rocBLAS|hipBLASLt|Tensile)\b"),
+    ("kernel-cache-db", "config-env", 1.0,
+     r"\b(MIOpen|miopen)\b[^\n]{0,80}\b(db|database|sqlite|user ?db|perf ?db|cache)\b|"
+     r"\b(kernel|JIT|compile|triton|inductor) cache\b[^\n]{0,60}(corrupt|read-only|permission|lock|stale)"),
+    ("toolchain", "toolchain", 1.0,
+     r"\b(nvcc|hipcc|ptxas|nvlink|amdclang|hip-clang|ld\.lld)\b[^\n]{0,80}(error|fatal|fail|unsupported)|"
+     r"unsupported GNU version|#error|error: command '[^']*(gcc|g\+\+|nvcc|hipcc|c\+\+)[^']*' failed|"
+     r"(triton|inductor)[^\n]{0,60}(compil\w+ (error|fail)|CompilationError)"),
+    ("toolchain", "toolchain", 0.5, r"\b(gcc|g\+\+|clang|ninja|cmake|setup\.py|build_ext|CUDA_HOME|ROCM_PATH)\b"),
+    ("hardware-fault", "hardware", 1.0,
+     r"\bXid\b|\bECC\b|uncorrectable|fell off the bus|GPU (has )?(hung|hang|reset)|ring \w+ timeout|"
+     r"MMU fault|page fault|memory access fault|\bthermal\b|power brake|PCIe? (bus )?error|AER"),
+    ("device-access", "config-env", 1.0,
+     r"/dev/(kfd|dri|nvidia\w*)|no (CUDA|HIP|ROCm)[- ]capable device|no (GPUs?|devices?) (were )?(found|available|detected)|"
+     r"(render|video) group|(CUDA|HIP|ROCR)_VISIBLE_DEVICES"),
+    ("device-access", "config-env", 0.5, r"\bpermission denied\b|\bWSL\b|--gpus|--device"),
+    ("cpu-only-build", "framework-build", 1.0,
+     r"not compiled with (CUDA|ROCm|HIP|GPU)|\+cpu\b|CPU-only (build|version)|built without (CUDA|GPU)"),
+]]
+
+MAX_CONFIDENCE = 0.45
+
+
+@dataclass(frozen=True)
+class Proposal:
+    cause: str
+    component: str
+    confidence: float
+    evidence: tuple[tuple[int, str], ...]  # (line number, text)
+    terms: tuple[str, ...]
+
+
+def propose(error_lines: Sequence[tuple[int, str]], limit: int = 3) -> list[Proposal]:
+    """Score the error lines against the layers' vocabulary; the last error lines count most (the
+    final exception is usually the one that matters)."""
+    if not error_lines:
+        return []
+    n = len(error_lines)
+    scores: dict[str, float] = {}
+    comps: dict[str, str] = {}
+    ev: dict[str, list[tuple[int, str]]] = {}
+    terms: dict[str, list[str]] = {}
+    for i, (lineno, text) in enumerate(error_lines):
+        recency = 0.5 + 0.5 * (i + 1) / n
+        seen_here: set[str] = set()
+        for cause, comp, weight, rx in VOCAB:
+            m = rx.search(text)
+            if not m or (cause, weight) in seen_here:
+                continue
+            seen_here.add((cause, weight))  # type: ignore[arg-type]
+            scores[cause] = scores.get(cause, 0.0) + weight * recency
+            comps.setdefault(cause, comp)
+            if len(ev.setdefault(cause, [])) < 3 and (lineno, text) not in ev[cause]:
+                ev[cause].append((lineno, text[:300]))
+            terms.setdefault(cause, []).append(m.group(0)[:60])
+    if not scores:
+        return []
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    best = ranked[0][1]
+    out = []
+    for cause, s in ranked[:limit]:
+        if s < 0.5:  # one weak term on an early line is not a reading
+            continue
+        conf = min(MAX_CONFIDENCE, 0.2 + 0.1 * s) * (s / best) ** 0.5
+        if conf < 0.21:
+            continue
+        out.append(Proposal(cause, comps[cause], round(conf, 3), tuple(ev[cause]),
+                            tuple(dict.fromkeys(terms[cause]))[:4]))
+    return out
+
+
+def error_lines_of(lines: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
+    return [(n, t) for n, t in lines if ERROR_LINE.search(t)]
