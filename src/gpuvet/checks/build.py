@@ -612,10 +612,10 @@ def framework_runtime_mismatch(ctx: Context) -> Iterable:
        tables=("framework_builds", "runtimes"), cause="runtime-mismatch", component="runtime")
 def framework_vs_system_runtime(ctx: Context) -> Iterable:
     """What it does:
-    Compares the framework's CUDA / HIP version with the system's CUDA toolkit / ROCm release
-    (``runtimes``: cuda-toolkit, cuda-runtime, rocm, hip-runtime of origin system) and, when they
-    differ, says which one the framework really uses: the runtime in the pip wheels or bundled in
-    the wheel wins over the system one.  Informational.
+    Compares a CUDA framework build's CUDA version with the system's CUDA toolkit (``runtimes``:
+    cuda-toolkit, cuda-runtime of origin system) and, when they differ, says which one the framework
+    really uses: the runtime in the pip wheels wins over the system one.  Informational.  ROCm builds
+    are judged by RTM021 (framework-hip-differs-from-rocm), where a different ROCm release is an error.
 
     Why is this bad?
     Usually harmless for running the framework (it brings its own runtime), but the two disagree
@@ -642,6 +642,8 @@ def framework_vs_system_runtime(ctx: Context) -> Iterable:
     any_compared = False
     for b in builds:
         variant = b.get("variant")
+        if variant != "cuda":
+            continue  # ROCm: RTM021 compares HIP with the system ROCm (an error there, not information)
         built = b.get("cuda") if variant == "cuda" else b.get("hip")
         want = _nums(built, 2)
         if want is None:

@@ -560,6 +560,21 @@ def _rocm_trees(system: System) -> list[str]:
     return trees
 
 
+def _hip_runtime_rows(system: System, libdir: str, seen: set[str]) -> list[Row]:
+    """runtimes + libraries rows for each libamdhip64.so.X.Y.Z in libdir not already seen (by real path)."""
+    out: list[Row] = []
+    for fn in system.listdir(libdir):
+        m = _HIPLIB.match(fn)
+        real = system.realpath(f"{libdir}/{fn}")
+        if m and real not in seen:
+            seen.add(real)
+            out.append(row("runtimes", f"{libdir}/{fn}", vendor="amd", name="hip-runtime",
+                           version=m.group(1), path=f"{libdir}/{fn}", origin="system"))
+            out.append(row("libraries", f"{libdir}/{fn}", name="amdhip64", version=m.group(1),
+                           path=f"{libdir}/{fn}", origin="system"))
+    return out
+
+
 def probe_rocm_install(system: System) -> Iterable[Row]:
     """ROCm releases installed (/opt/rocm*, distro packages), the HIP runtime library, MIOpen."""
     rows: list[Row] = []
@@ -580,14 +595,8 @@ def probe_rocm_install(system: System) -> Iterable[Row]:
         if ver:
             rows.append(row("runtimes", src, vendor="amd", name="rocm", version=ver, path=tree, origin="system"))
         for libdir in (f"{tree}/lib", f"{tree}/hip/lib"):
+            rows.extend(_hip_runtime_rows(system, libdir, seen_hip))
             for fn in system.listdir(libdir):
-                m = _HIPLIB.match(fn)
-                if m and system.realpath(f"{libdir}/{fn}") not in seen_hip:
-                    seen_hip.add(system.realpath(f"{libdir}/{fn}"))
-                    rows.append(row("runtimes", f"{libdir}/{fn}", vendor="amd", name="hip-runtime",
-                                    version=m.group(1), path=f"{libdir}/{fn}", origin="system"))
-                    rows.append(row("libraries", f"{libdir}/{fn}", name="amdhip64", version=m.group(1),
-                                    path=f"{libdir}/{fn}", origin="system"))
                 mv = miopen_version_from_soname(fn)
                 if mv:
                     hdr = system.read_text(f"{tree}/include/miopen/version.h", limit=65536)
@@ -595,14 +604,7 @@ def probe_rocm_install(system: System) -> Iterable[Row]:
                     rows.append(row("libraries", f"{libdir}/{fn}", name="miopen", version=own or mv,
                                     path=f"{libdir}/{fn}", origin="system"))
     for libdir in LIB_DIRS:
-        for fn in system.listdir(libdir):
-            m = _HIPLIB.match(fn)
-            if m and system.realpath(f"{libdir}/{fn}") not in seen_hip:
-                seen_hip.add(system.realpath(f"{libdir}/{fn}"))
-                rows.append(row("runtimes", f"{libdir}/{fn}", vendor="amd", name="hip-runtime",
-                                version=m.group(1), path=f"{libdir}/{fn}", origin="system"))
-                rows.append(row("libraries", f"{libdir}/{fn}", name="amdhip64", version=m.group(1),
-                                path=f"{libdir}/{fn}", origin="system"))
+        rows.extend(_hip_runtime_rows(system, libdir, seen_hip))
     status = system.read_text("/var/lib/dpkg/status", limit=64 * 1024 * 1024)
     if status:
         have_rocm = {r["path"] for r in rows if r.table == "runtimes" and r["name"] == "rocm"}
