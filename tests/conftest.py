@@ -42,3 +42,15 @@ def run_cli(argv, system=None, stdin: str | bytes = "", environ=None) -> Run:
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def make_facts(*rows, probed=(), errors=()):
+    """A Facts of these rows (and tables marked probed, probe errors) for a check test."""
+    from gpuvet.model import Facts
+
+    f = Facts()
+    f.add(rows)
+    f.mark(*probed)
+    for e in errors:
+        f.fail(e)
+    return f

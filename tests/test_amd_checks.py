@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import fixture_text
+from conftest import make_facts
 from gpuvet import kb as KB
 from gpuvet.checks import amd as C
 from gpuvet.checks.base import DOC_HEADINGS
@@ -13,13 +14,7 @@ from gpuvet.model import Facts, Outcome, ProbeError, Severity, row
 from gpuvet.probes import amd as P
 
 
-def facts(*rows, probed=(), errors=()):
-    f = Facts()
-    f.add(rows)
-    f.mark(*probed)
-    for e in errors:
-        f.fail(e)
-    return f
+facts = make_facts
 
 
 def run(check, f):

@@ -8,6 +8,7 @@ import pytest
 from packaging.version import Version
 
 from conftest import fixture_text
+from gpuvet.model.arch import gfx_from_override
 from gpuvet.probes import amd as A
 from gpuvet.probes.base import ProbeFailed, run_probes
 from gpuvet.probes.system import CommandResult, FakeSystem
@@ -153,7 +154,7 @@ def test_gfx_from_kfd_target_version(value, gfx):
 @pytest.mark.parametrize("value,gfx", [("10.3.0", "gfx1030"), ("9.0.10", "gfx90a"), ("11.0.0", "gfx1100"),
                                        ("9.4.2", "gfx942"), ("gfx1030", None), ("10.3", None), ("", None)])
 def test_gfx_from_override(value, gfx):
-    assert A.gfx_from_override(value) == gfx
+    assert gfx_from_override(value) == gfx
 
 
 def test_amdgpu_dkms_package_versions():

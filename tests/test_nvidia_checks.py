@@ -10,24 +10,19 @@ import pytest
 import yaml
 
 from conftest import fixture_text
+from conftest import make_facts
 from gpuvet import kb as KB
 from gpuvet.checks import nvidia as C
 from gpuvet.checks.base import DOC_HEADINGS
 from gpuvet.engine import run_checks
-from gpuvet.model import Facts, Outcome, ProbeError, Severity, row
+from gpuvet.model import Outcome, ProbeError, Severity, row
 from gpuvet.probes import nvidia as N
 
 H200 = "real/h200-cuda13/"
 DEB = "real/debian12-cpu-rocm52/"
 
 
-def facts(*rows, probed=(), errors=()):
-    f = Facts()
-    f.add(rows)
-    f.mark(*probed)
-    for e in errors:
-        f.fail(e)
-    return f
+facts = make_facts
 
 
 def run(check, f):

@@ -19,8 +19,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import replace
-from typing import IO, Any, Iterable, Sequence
+from typing import IO, Any, Sequence
 
 from gpuvet.logs.match import ScanResult, Scanner, iter_blocks, iter_lines
 from gpuvet.logs.rank import Diagnosis, rank, user_code_signals

@@ -6,7 +6,7 @@ release, a wheel line's arch list, a GPU name) instead of guessing.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from gpuvet.model import Severity
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
 

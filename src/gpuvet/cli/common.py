@@ -78,12 +78,7 @@ def read_text_input(path: str, env: Environment, what: str = "input",
             data = data.encode("utf-8", "surrogateescape")
         source = "<stdin>"
     else:
-        try:
-            st = os.stat(path)
-        except OSError as exc:
-            raise GpuvetError(f"cannot read {what} {path}: {exc.strerror}") from None
-        if stat.S_ISDIR(st.st_mode):
-            raise GpuvetError(f"{what} {path} is a directory, not a file")
+        st = stat_input(path, what)
         if stat.S_ISREG(st.st_mode) and st.st_size > max_bytes:
             raise GpuvetError(f"{what} {path} is {st.st_size / 2**20:.0f} MiB; a pasted report is expected "
                               f"to be under {max_bytes // 2**20} MiB (use `gpuvet diagnose` for large logs)")
@@ -100,6 +95,17 @@ def read_text_input(path: str, env: Environment, what: str = "input",
     if looks_binary(data):
         raise GpuvetError(f"{what} {source} is binary data, not text output of a tool")
     return data.decode("utf-8", errors="replace"), source
+
+
+def stat_input(path: str, what: str) -> os.stat_result:
+    """os.stat of an input file, or a one-line GpuvetError for a missing/unreadable path or a directory."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise GpuvetError(f"cannot read {what} {path}: {exc.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise GpuvetError(f"{what} {path} is a directory, not a file")
+    return st
 
 
 def looks_binary(data: bytes, sample: int = 8192) -> bool:

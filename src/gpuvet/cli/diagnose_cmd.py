@@ -7,9 +7,9 @@ import time
 
 import click
 
-from gpuvet.model import ExitCode, Severity
+from gpuvet.model import ExitCode
 
-from .common import emit, env_of, looks_binary
+from .common import emit, env_of, looks_binary, stat_input
 from .env import GpuvetError
 
 EPILOG = """Exit status: 0 no stack problem found; 1 at least one diagnosis (a stack cause); 3 bad input
@@ -17,12 +17,7 @@ EPILOG = """Exit status: 0 no stack problem found; 1 at least one diagnosis (a s
 
 
 def _check_file(path: str) -> int:
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise GpuvetError(f"cannot read log {path}: {exc.strerror}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise GpuvetError(f"log {path} is a directory, not a file")
+    st = stat_input(path, "log")
     try:
         with open(path, "rb") as fh:
             head = fh.read(8192)

@@ -174,36 +174,11 @@ def iter_blocks(stream: IO[bytes], chunk: int = CHUNK, max_line: int = 2 * MAX_L
 
 
 def iter_lines(stream: IO[bytes], chunk: int = CHUNK, max_line: int = 2 * MAX_LINE) -> Iterator[tuple[int, bytes]]:
-    """(1-based line number, raw bytes without the newline) from a binary stream, in bounded memory.
-
-    A line longer than ``max_line`` bytes is cut: its head and its last bytes are kept."""
-    lineno = 0
-    buf = b""
-    overflow_head: bytes | None = None  # head of a line being cut
-    while True:
-        data = stream.read(chunk)
-        if not data:
-            break
-        buf += data
-        start = 0
-        while True:
-            nl = buf.find(b"\n", start)
-            if nl < 0:
-                break
-            line = buf[start:nl]
-            if overflow_head is not None:
-                line = overflow_head + b" ... " + line[-(max_line // 8):]
-                overflow_head = None
-            lineno += 1
-            yield lineno, line
-            start = nl + 1
-        buf = buf[start:]
-        if len(buf) > max_line:
-            if overflow_head is None:
-                overflow_head = buf[: max_line // 2]
-            buf = buf[-(max_line // 8):]
-    if buf or overflow_head is not None:
-        if overflow_head is not None:
-            buf = overflow_head + b" ... " + buf
-        lineno += 1
-        yield lineno, buf
+    """(1-based line number, raw bytes without the newline) from a binary stream, in bounded memory:
+    the lines of ``iter_blocks`` (so a line longer than ``max_line`` bytes is cut the same way)."""
+    for first, block in iter_blocks(stream, chunk, max_line):
+        parts = block.split(b"\n")
+        if block.endswith(b"\n"):
+            parts.pop()
+        for i, line in enumerate(parts):
+            yield first + i, line

@@ -13,7 +13,6 @@ from typing import Iterable
 
 from packaging.version import InvalidVersion, Version
 
-from gpuvet.model.arch import gfx_from_override
 from gpuvet.model import Row, row
 
 from .base import Probe, ProbeFailed
