@@ -68,6 +68,9 @@ def cli() -> None:
 def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> int:
     env = env or Environment()
     argv = list(sys.argv[1:] if argv is None else argv)
+    from gpuvet.model.redact import redact_text, register_environ
+
+    register_environ(env.environ)  # their values are masked wherever they appear in what gpuvet writes
     try:
         rv = cli.main(args=argv, prog_name="gpuvet", standalone_mode=False, obj=env)
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -75,7 +78,7 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
         return int(ExitCode.OK)
     except click.UsageError as exc:
         hint = f"\nTry 'gpuvet {exc.ctx.command_path.split(' ', 1)[1] if exc.ctx and ' ' in exc.ctx.command_path else ''} --help'." if exc.ctx else ""
-        env.stderr.write(f"gpuvet: error: {exc.format_message()}{hint.replace('  ', ' ')}\n")
+        env.stderr.write(redact_text(f"gpuvet: error: {exc.format_message()}{hint.replace('  ', ' ')}\n"))
         return int(ExitCode.USAGE)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
@@ -86,7 +89,7 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
         env.stderr.write(f"gpuvet: error: {exc.format_message()}\n")
         return int(ExitCode.BAD_INPUT)
     except GpuvetError as exc:
-        env.stderr.write(f"gpuvet: error: {exc}\n")
+        env.stderr.write(redact_text(f"gpuvet: error: {exc}\n"))
         return int(exc.code)
     except KeyboardInterrupt:
         env.stderr.write("gpuvet: interrupted\n")

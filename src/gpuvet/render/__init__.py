@@ -9,7 +9,10 @@ FORMATS = ("terminal", "json", "markdown", "junit")
 
 
 def render(report: Report, fmt: str, **opts) -> str:
-    return renderer(fmt)(report, **opts)
+    """The report in ``fmt``, with every secret masked (the one redactor, model/redact.py)."""
+    from gpuvet.model.redact import redact_text
+
+    return redact_text(renderer(fmt)(report, **opts))
 
 
 def renderer(fmt: str) -> Callable[..., str]:
