@@ -85,7 +85,7 @@ class Evidence:
     def __post_init__(self) -> None:  # every evidence text: secrets masked, length capped
         from .redact import cap, redact_text
 
-        object.__setattr__(self, "text", cap(redact_text(str(self.text)), MAX_EVIDENCE))
+        object.__setattr__(self, "text", cap(redact_text(cap(str(self.text), 2 * MAX_EVIDENCE)), MAX_EVIDENCE))
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"text": self.text}
