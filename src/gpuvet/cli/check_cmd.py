@@ -19,7 +19,7 @@ from .env import GpuvetError
 @output_options
 @policy_options
 @click.pass_context
-def check(ctx: click.Context, sources, python, deadline, fmt, output, verbose, select, ignore, ack, fail_on) -> int:
+def check(ctx: click.Context, sources, python, deadline, fmt, output, verbose, stack, select, ignore, ack, fail_on) -> int:
     """Read every layer of this machine's GPU stack and say which components disagree.
 
     Prints the stack layer by layer (with where each version was read), the findings (what disagrees
@@ -67,5 +67,5 @@ def check(ctx: click.Context, sources, python, deadline, fmt, output, verbose, s
     findings = run_checks(facts, checks, kb, policy, {"live": not sources})
     report = build_report("check", facts, findings, kb)
     report.meta["elapsed_s"] = round(env.clock() - started, 3)
-    emit(report, env, fmt, output, verbose)
+    emit(report, env, fmt, output, verbose, stack)
     return int(exit_code(report, policy.fail_on))

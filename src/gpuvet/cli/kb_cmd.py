@@ -48,7 +48,7 @@ def _description(torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, gl
 @policy_options
 @click.pass_context
 def compat(ctx: click.Context, torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, glibc,
-           fmt, output, verbose, select, ignore, ack, fail_on) -> int:
+           fmt, output, verbose, stack, select, ignore, ack, fail_on) -> int:
     """Evaluate a described stack (no machine needed) with the checks `gpuvet check` runs.
 
     Says whether it works, breaks, or is unknown (the knowledge base does not know enough: never a
@@ -71,7 +71,7 @@ def compat(ctx: click.Context, torch, cuda, rocm, driver, gpu, python, packages,
     except DescriptionError as exc:
         raise click.UsageError(str(exc)) from None
     report.meta["elapsed_s"] = round(env.clock() - started, 3)
-    emit(report, env, fmt, output, verbose)
+    emit(report, env, fmt, output, verbose, stack)
     return int(exit_code(report, policy.fail_on))
 
 
