@@ -2,7 +2,7 @@
 import time
 
 from gpuvet.checks.base import Fail, check, parse_doc
-from gpuvet.engine import Policy, build_report, exit_code, run_checks, score
+from gpuvet.app.engine import Policy, build_report, exit_code, run_checks, score
 from gpuvet.model import ExitCode, Facts, Outcome, ProbeError, Severity, row
 from gpuvet.probes.base import Probe, ProbeFailed, run_probes
 from gpuvet.probes.system import FakeSystem
@@ -60,7 +60,7 @@ def test_policy_select_ignore_ack_severity():
 
 
 def test_score_is_of_what_was_checked_and_coverage_says_how_much_was_not():
-    from gpuvet.engine import coverage
+    from gpuvet.app.engine import coverage
     from gpuvet.model import Finding
     unknowns = [Finding(f"X{i}", "n", Severity.ERROR, Outcome.UNKNOWN, "t") for i in range(20)]
     passed = [Finding("Y1", "n", Severity.ERROR, Outcome.PASSED, "t")]
@@ -73,7 +73,7 @@ def test_score_is_of_what_was_checked_and_coverage_says_how_much_was_not():
 
 
 def test_checks_of_a_vendor_the_gpus_rule_out_are_not_applicable():
-    from gpuvet.engine import vendors_ruled_out
+    from gpuvet.app.engine import vendors_ruled_out
     from gpuvet.model import Facts, row
     f = Facts()
     f.add([row("gpu_devices", "nvidia-smi", vendor="nvidia", index=0, name="NVIDIA H200", arch="sm_90")])

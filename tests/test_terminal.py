@@ -7,7 +7,7 @@ import pytest
 from conftest import REAL, SHARED, run_cli
 from gpuvet import kb as KB
 from gpuvet.checks.registry import all_checks
-from gpuvet.engine import build_report, gpu_usable, run_checks
+from gpuvet.app.engine import build_report, gpu_usable, run_checks
 from gpuvet.model import Facts, row
 from gpuvet.render.terminal import render_terminal
 

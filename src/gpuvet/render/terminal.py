@@ -68,6 +68,10 @@ class _Out:
 
 def render_terminal(report: Report, color: bool = False, width: int = 80, verbose: bool = False,
                     stack: bool = False, **_: Any) -> str:
+    from .listing import TEXT_VIEWS
+
+    if report.command in TEXT_VIEWS:  # a document command (rules, kb info, recommend): its own view
+        return TEXT_VIEWS[report.command](report)
     out = _Out(width, color)
     _verdict(out, report)
     failed = [f for f in report.findings if f.outcome is Outcome.FAILED]

@@ -21,9 +21,6 @@ REPORT_SCHEMA_VERSION = 1
 # how much could not be checked is reported beside the score ("checked"/"unchecked"), never hidden.
 POINTS = {Severity.CRITICAL: 40, Severity.ERROR: 20, Severity.WARNING: 8, Severity.INFO: 0}
 
-# the component a check's vendor is read from (until every declaration names its vendor)
-_VENDOR_MODULES = {"amd": "amd", "nvidia": "nvidia"}
-
 
 @dataclass
 class Policy:
@@ -60,11 +57,7 @@ def run_checks(facts: Facts, checks: Sequence[Check], kb: Any, policy: Policy | 
 
 def check_vendor(chk: Check) -> str:
     """'amd' | 'nvidia' for a rule about one vendor's stack, '' for one about any."""
-    declared = getattr(chk, "vendor", "")
-    if declared:
-        return declared
-    mod = getattr(chk.func, "__module__", "").rsplit(".", 1)[-1]
-    return _VENDOR_MODULES.get(mod, "")
+    return getattr(chk, "vendor", "") or ""
 
 
 def vendors_ruled_out(facts: Facts) -> dict[str, str]:
