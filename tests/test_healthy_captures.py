@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
-from gpuvet.diagnosis import scan_text
+from gpuvet.app.diagnose import scan_text
 
 DIRS = [ROOT.parent / "shared" / "fixtures" / "real", ROOT / "tests" / "fixtures" / "real"]
 NOT_HEALTHY = {

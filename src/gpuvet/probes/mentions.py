@@ -25,7 +25,7 @@ from typing import Iterable
 
 from gpuvet.model import Row, row
 
-from . import amd
+from . import dpkg
 from .framework import channel_of, variant_of
 
 _VER3 = r"\d+\.\d+(?:\.\d+)?"
@@ -200,7 +200,7 @@ def parse_mentions(text: str, source: str) -> list[Row]:
                                              vendor="amd", name="hsa-runtime", version=m.group(1), path="",
                                              origin="pasted"))
     if apt_pkgs:
-        for r in amd.dpkg_rows(apt_pkgs, ""):
+        for r in dpkg.dpkg_rows(apt_pkgs, ""):
             pkg = "rocm-core" if r.get("name") == "rocm" else ("hip-runtime-amd" if r.get("name") == "hip-runtime" else "")
             n = apt_line.get(pkg) or min(apt_line.values())
             vals = dict(r.values)
@@ -213,12 +213,12 @@ def parse_mentions(text: str, source: str) -> list[Row]:
             add(key, Row(r.table, vals, f"{source} line {n} (installed package {pkg or 'list'} "
                                         f"{apt_pkgs.get(pkg, '')})".replace("  ", " ")))
         if "amdgpu-dkms" in apt_pkgs:
-            v = amd.upstream_version(apt_pkgs["amdgpu-dkms"])
+            v = dpkg.upstream_version(apt_pkgs["amdgpu-dkms"])
             add(("dkms", v), row("drivers", f"{source} line {apt_line['amdgpu-dkms']} (installed package amdgpu-dkms)",
                                  vendor="amd", component="kernel-module", version=v, flavor="dkms-package"))
         hip_pkgs = [k for k in apt_pkgs if k in ("hip-runtime-amd", "hip-dev", "hip-devel")]
         if hip_pkgs and not any(r.get("name") == "rocm" for r in out):
-            rel = _rocm_from_build(amd.upstream_version(apt_pkgs[hip_pkgs[0]]))
+            rel = _rocm_from_build(dpkg.upstream_version(apt_pkgs[hip_pkgs[0]]))
             if rel:
                 rocm(rel, apt_line[hip_pkgs[0]], f"installed package {hip_pkgs[0]} {apt_pkgs[hip_pkgs[0]]}")
     return out
