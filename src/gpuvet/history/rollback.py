@@ -229,7 +229,7 @@ def plan(current: Mapping[str, Any], target: Mapping[str, Any], kb: Any = None,
     mb = sum(BIG.get(p.split("==")[0].split(" @")[0].lower(), 2) for s in steps if s.kind == "python" for p in s.packages)
     minutes = round(n_py * 0.05 + mb / 100.0 + (10 if reboot else 0) + (3 if root else 0), 1)
     cost = {"python_packages": n_py, "python_removed": len(removed), "os_packages": len(os_install) + len(os_remove),
-            "download_mb_estimate": mb, "download_size_source": "estimate (the index was not asked)",
+            "download_mb_estimate": mb, "download_size_source": "a rough estimate: the index was not asked",
             "needs_root": root, "needs_reboot": reboot, "minutes_estimate": minutes}
     if root:
         risks.append("Steps marked display-only change the system for every user: gpuvet only shows them.")
@@ -263,7 +263,7 @@ def render_text(p: Plan) -> str:
     c = p.cost
     out += ["", "Cost: " + ", ".join([f"{c['python_packages']} Python package(s) to install",
                                        f"{c['python_removed']} to remove", f"{c['os_packages']} OS package(s)",
-                                       f"~{c['download_mb_estimate']} MB download ({c['download_size_source']})",
+                                       f"~{c['download_mb_estimate']} MB to download ({c['download_size_source']})",
                                        "root" if c["needs_root"] else "no root",
                                        "reboot" if c["needs_reboot"] else "no reboot",
                                        f"~{c['minutes_estimate']} min"])]
