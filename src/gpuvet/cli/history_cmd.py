@@ -17,7 +17,7 @@ from .snapshot_cmd import db_option, write_atomic
 @policy_options
 @db_option
 @click.pass_context
-def diff(ctx, a, b, python, fmt, output, verbose, select, ignore, ack, fail_on, db) -> int:
+def diff(ctx, a, b, python, fmt, output, verbose, select, ignore, ack, fail_on, db, **more) -> int:
     """What changed from snapshot A to B (default: good -> now), most dangerous first.
 
     A and B: a snapshot id, label or uid prefix from the history, a snapshot file, `good` (the one
@@ -36,7 +36,7 @@ def diff(ctx, a, b, python, fmt, output, verbose, select, ignore, ack, fail_on, 
         n = sum(1 for f in report.findings if f.failed)
         env.stdout.write(f"diff {ia['ref']} ({(ia.get('created_at') or '')[:19]}) -> {ib['ref']} "
                          f"({(ib.get('created_at') or '')[:19]}): {n} change(s)\n\n")
-    emit(report, env, fmt, output, verbose)
+    emit(report, env, fmt, output, verbose, **more)
     return int(exit_code(report, policy.fail_on))
 
 
