@@ -7,29 +7,27 @@ from typing import Any, Iterable
 from packaging.version import Version
 
 from gpuvet.model import Row, Severity
+from gpuvet.model.versions import find_version, major_minor
 
 from .base import Context, Fail, Pass, Result, Skip, Unknown, check, ev, fix
 from .common import (
     _amd_gpus,
     _amd_label,
-    _amd_mm,
     _build_cuda,
     _fmt,
     _hip_builds,
     _mmstr,
-    _nvidia_mm,
     _release_entry,
     _rocm_entry,
     _system_hip_runtime,
     _system_rocm,
     _toolkits,
-    _version,
 )
 
 
 # ---------------------------------------------------------------------------------------------------
 @check(code="DRV020", name="amd-kernel-driver-too-old", severity="error",
-       tables=("drivers", "runtimes"), cause="driver-too-old", component="driver")
+       tables=("drivers", "runtimes"), cause="driver-too-old", component="driver", vendor="amd")
 def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
     """What it does:
     Finds the ROCm release whose amdgpu kernel-mode driver (KMD, the "ROCk module") is loaded --
@@ -112,12 +110,12 @@ def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
     if not tested:
         yield Unknown(f"the knowledge base has no KMD/user-space matrix for ROCm {release}")
         return
-    ok = {_amd_mm(t) for t in tested if _amd_mm(t)} | {_amd_mm(release)}
+    ok = {major_minor(t) for t in tested if major_minor(t)} | {major_minor(release)}
     users: list[tuple[Row, str, tuple[int, int]]] = []
     for r in _system_rocm(facts):
-        users.append((r, f"system ROCm {r.get('version')} ({r.get('path') or r.source})", _amd_mm(r.get("version"))))
+        users.append((r, f"system ROCm {r.get('version')} ({r.get('path') or r.source})", major_minor(r.get("version"))))
     for b in _hip_builds(facts):
-        users.append((b, f"{_amd_label(b)} (HIP {b.get('hip')})", _amd_mm(b.get("hip"))))
+        users.append((b, f"{_amd_label(b)} (HIP {b.get('hip')})", major_minor(b.get("hip"))))
     if not users:
         yield Skip("no ROCm user space or HIP framework build to compare with the driver")
         return
@@ -145,7 +143,7 @@ def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
 
 # ---------------------------------------------------------------------------------------------------
 @check(code="DRV026", name="amdgpu-driver-not-loaded", severity="error",
-       tables=("gpu_devices",), cause="device-access", component="driver")
+       tables=("gpu_devices",), cause="device-access", component="driver", vendor="amd")
 def amdgpu_driver_not_loaded(ctx: Context) -> Iterable:
     """What it does:
     Fires when an AMD GPU is on the PCI bus (or named by a pasted report) and ROCm is installed,
@@ -205,9 +203,9 @@ def _compat_floor(kb: Any, major: int) -> tuple[Version, dict[str, Any]] | None:
     """The lowest driver that runs any CUDA ``major``.x release under minor-version compatibility."""
     best: tuple[Version, dict[str, Any]] | None = None
     for e in _toolkits(kb):
-        if _nvidia_mm(e["cuda"])[0] != major:  # type: ignore[index]
+        if major_minor(e["cuda"])[0] != major:  # type: ignore[index]
             continue
-        v = _version(e.get("minor_compat_min_driver_linux"))
+        v = find_version(e.get("minor_compat_min_driver_linux"))
         if v is not None and (best is None or v < best[0]):
             best = (v, e)
     return best
@@ -219,9 +217,9 @@ def _driver_cuda_from_kb(kb: Any, driver: Version) -> tuple[int, int] | None:
     entries = _toolkits(kb)
     if not entries:
         return None
-    if driver > max(_version(e["min_driver_linux"]) for e in entries):  # type: ignore[type-var]
+    if driver > max(find_version(e["min_driver_linux"]) for e in entries):  # type: ignore[type-var]
         return None
-    ok = [_nvidia_mm(e["cuda"]) for e in entries if _version(e["min_driver_linux"]) <= driver]  # type: ignore[operator]
+    ok = [major_minor(e["cuda"]) for e in entries if find_version(e["min_driver_linux"]) <= driver]  # type: ignore[operator]
     return max(ok) if ok else (0, 0)  # type: ignore[type-var]
 
 
@@ -252,8 +250,8 @@ class _Driver:
     def __init__(self, ctx: Context):
         self.user, self.kernel = _nvidia_drivers(ctx)
         self.row = self.user or self.kernel
-        self.version = _version(self.row.get("version")) if self.row else None
-        self.cuda: tuple[int, int] | None = _nvidia_mm(self.user.get("cuda_version")) if self.user else None
+        self.version = find_version(self.row.get("version")) if self.row else None
+        self.cuda: tuple[int, int] | None = major_minor(self.user.get("cuda_version")) if self.user else None
         self.cuda_from = "reported by the driver"
         self.newer_than_kb = False
         if self.cuda is None and self.version is not None:
@@ -329,7 +327,7 @@ def _judge(ctx: Context, need: tuple[int, int], what: str, need_row: Row, alt_fi
 
 
 @check(code="DRV001", name="driver-too-old-for-framework-cuda", severity="error",
-       tables=("drivers", "framework_builds"), cause="driver-too-old", component="driver")
+       tables=("drivers", "framework_builds"), cause="driver-too-old", component="driver", vendor="nvidia")
 def driver_too_old_for_framework_cuda(ctx: Context):
     """What it does:
     Compares the CUDA version each installed framework build was made with (torch's
@@ -379,16 +377,16 @@ def driver_too_old_for_framework_cuda(ctx: Context):
 def _toolkit_rows(ctx: Context) -> list[tuple[Row, str]]:
     out: list[tuple[Row, str]] = []
     for r in ctx.facts.table("compilers"):
-        if r.get("name") == "nvcc" and _nvidia_mm(r.get("cuda_version")):
+        if r.get("name") == "nvcc" and major_minor(r.get("cuda_version")):
             out.append((r, f"nvcc {r.get('version', r.get('cuda_version'))} (CUDA {r.get('cuda_version')})"))
     for r in ctx.facts.table("runtimes"):
-        if r.get("vendor") == "nvidia" and r.get("name") == "cuda-toolkit" and _nvidia_mm(r.get("version")):
+        if r.get("vendor") == "nvidia" and r.get("name") == "cuda-toolkit" and major_minor(r.get("version")):
             out.append((r, f"the CUDA toolkit {r.get('version')} at {r.get('path') or r.source}"))
     return out
 
 
 @check(code="DRV002", name="driver-too-old-for-cuda-toolkit", severity="error",
-       tables=("drivers",), cause="driver-too-old", component="driver")
+       tables=("drivers",), cause="driver-too-old", component="driver", vendor="nvidia")
 def driver_too_old_for_cuda_toolkit(ctx: Context):
     """What it does:
     Compares the installed CUDA toolkit (``nvcc --version``'s release, the toolkit's ``version.json``)
@@ -426,8 +424,8 @@ def driver_too_old_for_cuda_toolkit(ctx: Context):
         yield Unknown("the knowledge base has no cuda_toolkits table")
         return
     # the newest toolkit present decides (an nvcc row and a version.json row usually agree)
-    need_row, label = max(tk, key=lambda t: _nvidia_mm(t[0].get("cuda_version") or t[0].get("version")))  # type: ignore[arg-type,return-value]
-    need = _nvidia_mm(need_row.get("cuda_version") or need_row.get("version"))
+    need_row, label = max(tk, key=lambda t: major_minor(t[0].get("cuda_version") or t[0].get("version")))  # type: ignore[arg-type,return-value]
+    need = major_minor(need_row.get("cuda_version") or need_row.get("version"))
 
     def alt(have: tuple[int, int]):
         return fix(f"Or use a CUDA toolkit no newer than {_fmt(have)} (point CUDA_HOME and PATH at it)", safe=True)
@@ -436,7 +434,7 @@ def driver_too_old_for_cuda_toolkit(ctx: Context):
 
 
 @check(code="DRV004", name="nvidia-kernel-module-differs-from-user-space-driver", severity="error",
-       tables=("drivers",), cause="driver-too-old", component="driver")
+       tables=("drivers",), cause="driver-too-old", component="driver", vendor="nvidia")
 def nvidia_kernel_module_differs_from_user_space_driver(ctx: Context):
     """What it does:
     Compares the version of the loaded NVIDIA kernel module (``/proc/driver/nvidia/version``) with
@@ -475,7 +473,7 @@ def nvidia_kernel_module_differs_from_user_space_driver(ctx: Context):
     why = ("The user-space driver (libcuda, NVML) only works with a kernel module of exactly its version; "
            "until they match, nvidia-smi and every CUDA program fail to initialise.")
     if user is not None and kernel is not None:
-        uv, kv = _version(user.get("version")), _version(kernel.get("version"))
+        uv, kv = find_version(user.get("version")), find_version(kernel.get("version"))
         if uv is None or kv is None:
             yield Unknown("a driver version could not be parsed")
             return
@@ -511,7 +509,7 @@ def nvidia_kernel_module_differs_from_user_space_driver(ctx: Context):
 
 
 @check(code="DRV005", name="nvidia-driver-not-responding", severity="error",
-       tables=(), cause="device-access", component="driver")
+       tables=(), cause="device-access", component="driver", vendor="nvidia")
 def nvidia_driver_not_responding(ctx: Context):
     """What it does:
     Reports an NVIDIA driver that is installed or an NVIDIA GPU that is present but cannot be

@@ -32,6 +32,23 @@ def error_line(text: str) -> bool:
     """ERROR_LINE.search, behind its literal gate (the case-insensitive alternation is slow on every line)."""
     return _ERROR_GATE(text) and ERROR_LINE.search(text) is not None
 
+
+# Lines that look like errors but are fields of a tool's report or listing: collect_env / lscpu / nvidia-smi -q
+# fields ("Vulnerability Tsx async abort:      Not affected", "Uncorrectable Error   : 0"), KEY=value lines,
+# JSON members, section headings ("ECC Errors"), a passed check ("✓ EXT003 ... [error]"), ls of a path
+# that is absent (the device-node signatures read those where they matter).
+REPORT_LINE = re.compile(
+    r"^\s*[A-Za-z][\w .()/#+,-]{0,60}?(?::\s{2,}|\s+:(?:\s|$))"
+    r"|^\s*[A-Z][A-Z0-9_]*=|^\s*\"[^\"]{1,60}\":\s"
+    r"|^\s*[A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*){1,3}\s*$"
+    r"|^\s*[\u2713\u2714]\s|^\s*[-?]\s+[A-Z]{2,4}[0-9]{3}\s"
+    r"|^ls: cannot access ")
+
+
+def is_error_line(text: str) -> bool:
+    return error_line(text) and not REPORT_LINE.match(text)
+
+
 # (cause, component, weight, pattern): the vocabulary of each layer.  Weights: 1.0 names the layer
 # unambiguously, 0.5 leans towards it.
 VOCAB: list[tuple[str, str, float, re.Pattern[str]]] = [(c, comp, w, re.compile(p, re.I)) for c, comp, w, p in [
@@ -130,4 +147,4 @@ def propose(error_lines: Sequence[tuple[int, str]], limit: int = 3) -> list[Prop
 
 
 def error_lines_of(lines: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
-    return [(n, t) for n, t in lines if error_line(t)]
+    return [(n, t) for n, t in lines if is_error_line(t)]
