@@ -1,5 +1,6 @@
 """Bounded work on hostile input: huge values, regex bombs, endless tools, special files, closed streams."""
 import os
+import stat
 import time
 
 import pytest
@@ -13,3 +14,97 @@ def test_a_10mb_version_value_is_capped(tmp_path):
     r = run_cli(["check", "--from", str(p), "--format", "json"])
     assert r.code in (0, 1, 3), r.err
     assert len(r.out) < 200_000
+
+
+# ----------------------------------------------------------------------------------------- -o FILE
+H200_CE = None
+
+
+def _ce():
+    from conftest import REAL
+
+    return str(REAL / "h200-cuda13" / "collect_env.txt")
+
+
+def test_output_keeps_mode_and_replaces_atomically(tmp_path):
+    out = tmp_path / "r.json"
+    out.write_text("old")
+    os.chmod(out, 0o640)
+    ino = out.stat().st_ino
+    r = run_cli(["check", "--from", _ce(), "--format", "json", "-o", str(out)])
+    assert r.code in (0, 1), r.err
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640  # the old code gave 0644 (a new file's mode)
+    assert out.stat().st_ino != ino and out.read_text().startswith("{")
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temporary left
+
+
+def test_output_through_a_symlink_writes_the_target_and_keeps_the_link(tmp_path):
+    target = tmp_path / "target.md"
+    target.write_text("")
+    link = tmp_path / "link.md"
+    link.symlink_to(target)
+    r = run_cli(["check", "--from", _ce(), "--format", "markdown", "-o", str(link)])
+    assert r.code in (0, 1), r.err
+    assert link.is_symlink() and target.read_text().startswith("# gpuvet check")
+
+
+def _device(tmp_path, name, minor):
+    """A private copy of a character device (null: 1,3; full: 1,7), so a regression can only replace this one,
+    never the machine's /dev node."""
+    if os.geteuid() != 0:
+        pytest.skip("creating a device node needs root")
+    path = tmp_path / name
+    os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, minor))
+    return path
+
+
+def test_output_to_a_device_is_not_replaced(tmp_path):
+    # the old code renamed a temporary file over the device (as root: the node was gone, a file in its place)
+    dev = _device(tmp_path, "null", 3)
+    r = run_cli(["check", "--from", _ce(), "-o", str(dev)])
+    assert r.code in (0, 1), r.err
+    assert stat.S_ISCHR(os.stat(dev).st_mode) and os.stat(dev).st_rdev == os.makedev(1, 3)
+
+
+def test_output_to_a_full_device_is_one_error_line(tmp_path):
+    dev = _device(tmp_path, "full", 7)
+    r = run_cli(["check", "--from", _ce(), "-o", str(dev)])
+    assert r.code == 3 and "No space left" in r.err and "Traceback" not in r.err
+    assert stat.S_ISCHR(os.stat(dev).st_mode)
+
+
+def test_output_to_a_fifo_with_a_reader_and_without(tmp_path):
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    t0 = time.monotonic()
+    r = run_cli(["check", "--from", _ce(), "-o", str(fifo)])  # nobody reads: an error, not a hang
+    assert r.code == 3 and "no reader" in r.err and time.monotonic() - t0 < 5
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader is there before gpuvet opens it
+    os.set_blocking(fd, True)
+    data = bytearray()
+
+    def reader():
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            chunk = os.read(fd, 65536)
+            if chunk:
+                data.extend(chunk)
+            elif data:
+                return  # the writer closed
+            else:
+                time.sleep(0.01)  # no writer yet
+
+    th = threading.Thread(target=reader)
+    th.start()
+    got = [run_cli(["check", "--from", _ce(), "-o", str(fifo)])]
+    th.join(30)
+    os.close(fd)
+    assert got and got[0].code in (0, 1) and b"gpuvet 0." in data and len(data) > 200
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_output_into_a_directory_is_refused(tmp_path):
+    r = run_cli(["check", "--from", _ce(), "-o", str(tmp_path)])
+    assert r.code in (2, 3) and "Traceback" not in r.err
