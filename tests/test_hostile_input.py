@@ -108,3 +108,65 @@ def test_output_to_a_fifo_with_a_reader_and_without(tmp_path):
 def test_output_into_a_directory_is_refused(tmp_path):
     r = run_cli(["check", "--from", _ce(), "-o", str(tmp_path)])
     assert r.code in (2, 3) and "Traceback" not in r.err
+
+
+# ----------------------------------------------------------------------------------------- tools
+def _tool(tmp_path, name, body):
+    p = tmp_path / name
+    p.write_text("#!/bin/sh\n" + body + "\n")
+    p.chmod(0o755)
+    return str(p)
+
+
+def test_a_tool_printing_without_end_is_capped_and_stopped(tmp_path):
+    """A fake nvidia-smi printing 200 MB used 2.2 GB and 14.5 s despite the 3 s deadline."""
+    from gpuvet.probes.system import MAX_OUTPUT, System
+
+    exe = _tool(tmp_path, "nvidia-smi", "exec yes 'GPU 0: NVIDIA H200 (UUID: GPU-0000)'")
+    t = time.monotonic()
+    res = System({"PATH": str(tmp_path) + ":" + os.environ["PATH"]}).run([exe], timeout=3)
+    assert time.monotonic() - t < 3.5
+    assert len(res.stdout) <= MAX_OUTPUT and res.error and "stopped" in res.error
+
+
+def test_deadline_holds_while_a_tool_trickles_output(tmp_path):
+    from gpuvet.probes.system import System
+
+    exe = _tool(tmp_path, "slowtool", "while true; do echo tick; sleep 0.1; done")
+    t = time.monotonic()
+    res = System({"PATH": str(tmp_path) + ":" + os.environ["PATH"]}).run([exe], timeout=1)
+    assert res.error == "timeout" and time.monotonic() - t < 2.5
+
+
+def test_no_process_of_a_probe_survives(tmp_path):
+    from gpuvet.probes.system import System
+
+    pidf = tmp_path / "pid"
+    exe = _tool(tmp_path, "hangs", f"sleep 60 & echo $! > {pidf}; echo started; sleep 60")
+    res = System({"PATH": str(tmp_path) + ":" + os.environ["PATH"]}).run([exe], timeout=1)
+    assert res.error == "timeout"
+    pid = int(pidf.read_text())
+    time.sleep(0.2)
+    try:
+        os.kill(pid, 0)
+        state = open(f"/proc/{pid}/stat").read().split(")")[-1].split()[0]
+        assert state == "Z", "the tool's child survived the probe"
+    except (ProcessLookupError, FileNotFoundError):
+        pass
+
+
+def test_a_tool_that_exits_but_leaves_a_child_holding_the_pipe(tmp_path):
+    from gpuvet.probes.system import System
+
+    exe = _tool(tmp_path, "forks", "sleep 30 & echo done")
+    t = time.monotonic()
+    res = System({"PATH": str(tmp_path) + ":" + os.environ["PATH"]}).run([exe], timeout=3)
+    assert res.ok and res.stdout.strip() == "done" and time.monotonic() - t < 2
+
+
+def test_python_printing_without_end_gives_a_bounded_report(tmp_path):
+    """--python printing 300 MB gave a 308 MB report."""
+    exe = _tool(tmp_path, "python3", "exec yes '/usr/lib/python3/dist-packages'")
+    r = run_cli(["check", "--python", exe, "--format", "json"])
+    assert r.code in (0, 1, 3), r.err
+    assert len(r.out) < 5_000_000
