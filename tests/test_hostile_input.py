@@ -170,3 +170,82 @@ def test_python_printing_without_end_gives_a_bounded_report(tmp_path):
     r = run_cli(["check", "--python", exe, "--format", "json"])
     assert r.code in (0, 1, 3), r.err
     assert len(r.out) < 5_000_000
+
+
+# ----------------------------------------------------------------------------------------- empty, FIFOs, streams
+def test_blank_input_is_empty_for_check_and_diagnose_alike(tmp_path):
+    """Whitespace over 8 KiB was exit 0 for diagnose and exit 3 for check."""
+    p = tmp_path / "blank.log"
+    p.write_text(" \n" * 80_000)
+    for argv in (["diagnose", str(p)], ["check", "--from", str(p)]):
+        r = run_cli(argv)
+        assert r.code == 3 and "empty" in r.err, (argv, r.err)
+    r = run_cli(["diagnose", "-"], stdin=" \n" * 80_000)
+    assert r.code == 3 and "empty" in r.err
+
+
+def test_blank_lines_then_an_error_is_still_read(tmp_path):
+    p = tmp_path / "late.log"
+    p.write_text("\n" * 80_000 + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    t = time.monotonic()
+    r = run_cli(["diagnose", str(p), "--format", "json"])
+    assert r.code == 1 and time.monotonic() - t < 10
+    assert r.json()["diagnoses"][0]["evidence"][0]["line"] == 80_001
+
+
+def test_fifo_with_no_writer_is_refused_not_waited_on(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUVET_FIFO_WAIT", "0.5")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for argv in (["diagnose", str(fifo)], ["check", "--from", str(fifo)]):
+        t = time.monotonic()
+        r = run_cli(argv)
+        assert r.code == 3 and "nothing written" in r.err and time.monotonic() - t < 5, (argv, r.err)
+
+
+def test_fifo_with_a_writer_is_read_once(tmp_path):
+    import subprocess
+    import sys
+
+    log = tmp_path / "x.log"
+    log.write_text("epoch 1\n" * 5000 + "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    p = subprocess.run(["bash", "-c", f'exec {sys.executable} -m gpuvet diagnose --format json <(cat "$0")', str(log)],
+                       capture_output=True, timeout=60, env=dict(os.environ, PYTHONPATH=os.path.join(root, "src")))
+    assert p.returncode == 1, p.stderr
+    import json
+
+    assert json.loads(p.stdout)["diagnoses"][0]["evidence"][0]["line"] == 5001
+
+
+def _sh(cmd: str):
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.run(["sh", "-c", cmd.replace("GPUVET", f"{sys.executable} -m gpuvet")], capture_output=True,
+                          timeout=60, env=dict(os.environ, PYTHONPATH=os.path.join(root, "src")))
+
+
+def test_closed_standard_streams(tmp_path):
+    from conftest import REAL
+
+    ce = REAL / "h200-cuda13" / "collect_env.txt"
+    r = _sh("GPUVET diagnose - <&-")
+    assert r.returncode == 3 and b"closed" in r.stderr and b"Traceback" not in r.stderr  # was exit 4
+    r = _sh(f"GPUVET check --from {ce} >&-")
+    assert r.returncode in (0, 1) and b"standard output is closed" in r.stderr  # was exit 4
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"\x00\x01" * 100)
+    r = _sh(f"GPUVET check --from {bad} 2>&-")
+    assert r.returncode == 3  # stderr closed turned exit 3 into 1
+
+
+def test_broken_pipe_is_silent(tmp_path):
+    from conftest import REAL
+
+    ce = REAL / "h200-cuda13" / "collect_env.txt"
+    r = _sh(f"GPUVET check --from {ce} --verbose --format json | head -c 10 >/dev/null; echo ${{PIPESTATUS:-}}")
+    assert r.stderr == b"", r.stderr
+    r = _sh(f"GPUVET rules --format json | head -1 > /dev/null")
+    assert r.stderr == b"", r.stderr

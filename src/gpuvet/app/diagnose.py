@@ -246,7 +246,7 @@ def run(opts: DiagnoseOptions, env: Environment) -> Report | None:
     from gpuvet.model.errors import GpuvetError, UsageError
 
     from .facts import live_facts
-    from .inputs import check_log_file, open_log_stdin
+    from .inputs import check_log_file, open_input, open_log_stdin, open_log_stream
 
     if bool(opts.log) == bool(opts.follow):
         raise UsageError("give exactly one of FILE (or -) and --follow FILE")
@@ -256,7 +256,9 @@ def run(opts: DiagnoseOptions, env: Environment) -> Report | None:
     if opts.log == "-":
         return diagnose_stream(open_log_stdin(env), "<stdin>", live)
     assert opts.log is not None
-    check_log_file(opts.log)
+    if check_log_file(opts.log) < 0:  # a FIFO, /dev/stdin, a device: one pass, as a stream
+        with open_input(opts.log, "log") as fh:
+            return diagnose_stream(open_log_stream(fh, opts.log), opts.log, live)
     try:
         return diagnose_path(opts.log, live, fast=opts.fast)
     except OSError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Sequence
 
@@ -102,8 +103,9 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
     except KeyboardInterrupt:
         env.stderr.write("gpuvet: interrupted\n")
         return 130
-    except BrokenPipeError:
-        return int(ExitCode.OK)
+    except BrokenPipeError:  # `gpuvet check | head -1`: silent, and the status a pipe writer gets from SIGPIPE
+        _silence_stdout()
+        return BROKEN_PIPE
     except Exception as exc:  # gpuvet's own bug: one line, plus the traceback only when asked for
         if env.environ.get("GPUVET_DEBUG"):
             import traceback
@@ -115,5 +117,58 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
     return int(rv if isinstance(rv, int) else ExitCode.OK)
 
 
+BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, what `yes | head -1` reports for yes
+
+
+class _Closed:
+    """Stands in for a standard stream that is closed (fd 0, 1 or 2 closed when gpuvet started): reading gives
+    nothing (stdin is then "closed": one clear error where it is needed), writing is dropped."""
+
+    closed = True
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def read(self, n: int = -1):
+        raise ValueError(f"standard {self.name} is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(f"standard {self.name} is closed")
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe: point fd 1 at /dev/null so the interpreter's final flush stays silent."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def run() -> int:
-    return main()
+    stdout_closed = sys.stdout is None
+    env = Environment(stdin=sys.stdin if sys.stdin is not None else _Closed("input"),
+                      stdout=sys.stdout if sys.stdout is not None else _Closed("output"),
+                      stderr=sys.stderr if sys.stderr is not None else _Closed("error"))
+    code = main(env=env)
+    if stdout_closed and code in (0, 1) and sys.argv[1:2] != ["run"] and sys.stderr is not None:
+        sys.stderr.write("gpuvet: warning: standard output is closed: the report was not written\n")
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        return BROKEN_PIPE
+    except (OSError, ValueError):
+        pass
+    return code

@@ -68,7 +68,6 @@ HINTS: dict[str, str] = {
     "nccl-context": r"\bNCCL\b|\bRCCL\b|ProcessGroupNCCL|\bnccl[A-Z]",
 }
 _HINT_RES = {k: re.compile(v) for k, v in HINTS.items()}
-HINT_PREFILTER = re.compile("|".join(f"(?:{v})" for v in HINTS.values()))  # for grep-style prefilters only
 # The literal gate of each hint: a line reaches a hint's regex only when it holds one of its literals (the
 # alternation above costs ~600 us on an ordinary 100-character line; the gates a few microseconds).
 _HINTS_GATED = MultiGate(HINTS)
