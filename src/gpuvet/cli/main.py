@@ -25,6 +25,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "rule": ("gpuvet.cli.rules_cmd", "rule", "Print the documentation of one check."),
     "config": ("gpuvet.cli.config_cmd", "config", "Show the resolved settings and where each came from."),
     "kb": ("gpuvet.cli.kb_cmd", "kb", "Knowledge-base information."),
+    "snapshot": ("gpuvet.cli.snapshot_cmd", "snapshot", "Record this environment in the history (versions, origins, findings)."),
+    "history": ("gpuvet.cli.snapshot_cmd", "history", "List the snapshots in the history store."),
+    "mark-good": ("gpuvet.cli.snapshot_cmd", "mark_good", "Pin a snapshot as the good one to return to."),
+    "diff": ("gpuvet.cli.history_cmd", "diff", "What changed between two snapshots (or since the good one), most dangerous first."),
+    "rollback": ("gpuvet.cli.history_cmd", "rollback", "Plan (or build into a new venv) the way back to an earlier snapshot."),
 }
 
 
