@@ -53,18 +53,9 @@ def policy_options(func: Callable) -> Callable:
 
 
 def known_codes(with_signatures: bool = True) -> list[str]:
-    """Every rule code: the checks' and (when asked) the log signatures'."""
-    from gpuvet.checks.registry import all_checks
+    from gpuvet.app.rules import all_codes
 
-    codes = [c.code for c in all_checks()]
-    if with_signatures:
-        try:
-            from gpuvet import kb
-
-            codes += [str(s.get("id")) for s in kb.load().table("signatures") if s.get("id")]
-        except Exception:  # the catalogue is data: a broken one must not hide the checks' codes
-            pass
-    return sorted(set(codes))
+    return all_codes(with_signatures)
 
 
 def complete_code(ctx, param, incomplete: str):
