@@ -48,15 +48,16 @@ def policy_options(func: Callable) -> Callable:
 
 def make_policy(select, ignore, ack, fail_on: str):
     from gpuvet.app.engine import Policy
+    from gpuvet.checks.registry import resolve  # renamed codes redirect
 
     acks: dict[str, str] = {}
     for item in ack:
         code, sep, reason = item.partition("=")
         if not sep or not reason.strip():
             raise click.BadParameter(f"--ack needs CODE=REASON, got {item!r}", param_hint="--ack")
-        acks[code.strip().upper()] = reason.strip()
+        acks[resolve(code.strip())] = reason.strip()
     sev = Severity.CRITICAL + 1 if fail_on == "never" else Severity.parse(fail_on)
-    return Policy(select=tuple(s.upper() for s in select), ignore=tuple(s.upper() for s in ignore),
+    return Policy(select=tuple(resolve(s) for s in select), ignore=tuple(resolve(s) for s in ignore),
                   acknowledged=acks, fail_on=sev)  # type: ignore[arg-type]
 
 
