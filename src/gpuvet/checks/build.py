@@ -438,72 +438,37 @@ def gpu_library_loaded_twice(ctx: Context) -> Iterable:
                               f"remove the other's directory from LD_LIBRARY_PATH", safe=True)])
 
 
-@check(code="BLD045", name="gpu-library-shadowed-copy", severity="warning",
+@check(code="BLD045", name="gpu-library-shadowed-copy", severity="info",
        tables=("libraries",), cause="runtime-mismatch", component="system-library")
 def gpu_library_shadowed(ctx: Context) -> Iterable:
     """What it does:
-    For each GPU library the framework loads, looks for other copies of it on the loader's search
-    path (the ldconfig cache, LD_LIBRARY_PATH, default directories) with a *different version*, and
-    says which one wins: the framework's RPATH copy (pip nvidia-* wheels, libraries bundled in the
-    wheel) or the system one.
+    For each GPU library the framework loads, lists the other copies of it on the loader's search
+    path (the ldconfig cache, LD_LIBRARY_PATH, default directories) with a *different version* that
+    nothing in the process loads, and says which setting would make the loader take each one
+    (``LD_PRELOAD=<path>`` beats a DT_RPATH; ``LD_LIBRARY_PATH=<dir>`` beats RUNPATH, the cache and
+    the default directories).  Information: a copy nothing loads costs no score.
 
     Why is this bad?
-    Tools other than the framework see the other copy: ``python -m torch.utils.collect_env`` lists
-    what ldconfig knows, extensions built with the system toolkit link it, and a change of
-    LD_LIBRARY_PATH or of the import order can swap which copy loads.  Bug reports then name the
-    wrong version, and mixed copies cause version-mismatch errors ("cuDNN version incompatibility").
+    By itself it is not: the framework loads its own copy.  But tools that ask ldconfig (collect_env)
+    report the other one, extensions built with the system toolkit link it, and the setting named
+    swaps it in (BLD048 and BLD049 judge that case as an error).
 
     Example:
-    The H200: torch 2.11.0+cu130 loads pip cuDNN 9.19.0.56 from site-packages/nvidia/cudnn/lib, while
-    /usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0 (what collect_env reports) is shadowed: fires as a
-    warning naming both.  Only the pip copy present, or both the same version: passes.
+    The H200: torch 2.11.0+cu130 loads pip cuDNN 9.19.0.56 through DT_RPATH; the system
+    /lib/x86_64-linux-gnu/libcudnn.so.9 (9.14.0, what collect_env reports) is loaded only with
+    ``LD_PRELOAD``: reported as information.  Only the pip copy present: nothing to report.
 
     Fix:
-    Usually nothing needs to change in the framework: it loads the copy it was built with.  Quote
-    the loaded version in bug reports; remove or align the other copy if other software needs to
-    agree with it (``apt remove libcudnn9-cuda-13`` or install the same version).
+    Nothing for the framework; quote the loaded version in bug reports and keep the setting named
+    out of the job's environment.
 
     References:
     https://man7.org/linux/man-pages/man8/ld.so.8.html
     https://github.com/pytorch/pytorch/blob/main/torch/utils/collect_env.py
     """
-    libs = ctx.facts.table("libraries")
-    sel = [r for r in libs if r.get("selected") is True]
-    if not sel:
-        yield Skip("no loader resolution of GPU libraries (no GPU framework build)")
-        return
-    ldp = _env(ctx, "LD_LIBRARY_PATH")
-    ld_dirs = [d for d in (ldp.get("value") or "").split(":") if d] if ldp else []
-    for s in sel:
-        others = [r for r in libs if r.get("name") == s.get("name") and r.get("selected") is False
-                  and r.get("path") != s.get("path") and not _same_version(r.get("version"), s.get("version"))]
-        if not others:
-            continue
-        seen: set[str] = set()
-        olist = []
-        for o in others:
-            key = o.get("path") or o.source
-            if key not in seen:
-                seen.add(key)
-                olist.append(o)
-        pointed = [o for o in olist if any((o.get("path") or "").startswith(d.rstrip("/") + "/") for d in ld_dirs)]
-        where = "; ".join(f"{o.get('version') or '?'} at {o.get('path') or o.source} ({o.get('origin') or '?'})"
-                          for o in olist)
-        who = os.path.basename(s.get("requested_by") or "") or "the framework"
-        detail = ", ".join(x for x in (s.get("origin"), s.get("path")) if x)
-        title = (f"{_lib_label(s.get('name'))}: {who} loads "
-                 f"{s.get('version') or '?'}" + (f" ({detail})" if detail else "") + f"; shadowed: {where}")
-        why = ("The framework loads the first copy on its search path; other tools (collect_env, ldconfig, "
-               "extensions built against the system toolkit) report or link the shadowed copy.")
-        if pointed:
-            why += " LD_LIBRARY_PATH points at the shadowed copy, so programs without the framework's RPATH load it."
-        evidence = [ev(s, "loaded: " + _describe(s)), *[ev(o, "shadowed: " + _describe(o)) for o in olist]]
-        if ldp is not None and pointed:
-            evidence.append(ev(ldp, f"LD_LIBRARY_PATH={ldp.get('value')}"))
-        yield Fail(title, why=why, evidence=evidence,
-                   fixes=[fix(f"Quote {_lib_label(s.get('name'))} {s.get('version')} (the loaded copy) in bug "
-                              f"reports; remove or align the other copy if other software must agree",
-                              safe=True)])
+    from .h10new import shadowed_copies
+
+    yield from shadowed_copies(ctx)
 
 
 # -- BLD046 / BLD047 ----------------------------------------------------------------------------------

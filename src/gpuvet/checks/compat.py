@@ -396,7 +396,12 @@ def host_compiler_too_new(ctx: Context):
     https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html#host-compiler-support-policy
     """
     nvcc = ctx.facts.first("compilers", name="nvcc")
-    hosts = [r for r in ctx.facts.table("compilers") if r.get("name") in ("gcc", "g++", "clang", "clang++")]
+    hosts = [r for r in ctx.facts.table("compilers") + ctx.facts.table("host_compilers")
+             if r.get("name") in ("gcc", "g++", "clang", "clang++") and r.get("runs") is not False and r.get("version")]
+    # nvcc's host compiler: NVCC_CCBIN / CUDAHOSTCXX when set, cpp_extension's -ccbin $CC, else the PATH's
+    nvcc_hosts = [r for r in hosts if str(r.get("role") or "").startswith("nvcc host")]
+    hosts = nvcc_hosts or [r for r in hosts if not r.get("role") or str(r.get("role")).startswith("CC")] or hosts
+    hosts = list({r.get("path") or id(r): r for r in hosts}.values())
     if nvcc is None:
         yield Skip("no nvcc")
         return

@@ -14,10 +14,10 @@ from .base import Check
 
 @functools.lru_cache(maxsize=1)
 def _all() -> tuple[Check, ...]:
-    from . import amd, build, compat, host, nvidia
+    from . import amd, build, compat, h10new, host, nvidia
 
     checks: list[Check] = []
-    for mod in (amd, build, compat, host, nvidia):
+    for mod in (amd, build, compat, h10new, host, nvidia):
         checks.extend(mod.CHECKS)
     codes = [c.code for c in checks]
     dupes = {c for c in codes if codes.count(c) > 1}

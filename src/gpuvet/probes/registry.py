@@ -5,7 +5,7 @@ from .base import Probe
 
 
 def all_probes() -> list[Probe]:
-    from . import amd, framework, host, nvidia
+    from . import amd, extensions, framework, host, nvidia
 
-    probes: list[Probe] = [*host.PROBES, *nvidia.PROBES, *amd.PROBES, *framework.PROBES]
+    probes: list[Probe] = [*host.PROBES, *nvidia.PROBES, *amd.PROBES, *framework.PROBES, *extensions.PROBES]
     return sorted(probes, key=lambda p: p.name)
