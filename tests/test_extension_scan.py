@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from gpuvet import kb as kbmod
-from gpuvet.checks import h10new
-from gpuvet.engine import run_checks
+from gpuvet.checks import env as envchecks, ext
+from gpuvet.app.engine import run_checks
 from gpuvet.model import Facts, Outcome, Severity, row
 from gpuvet.probes import elf, extensions, host
 from gpuvet.probes.system import System
@@ -95,7 +95,7 @@ def test_extension_needing_symbols_libtorch_lacks(tmp_path):
     r = rows[0]
     assert r["dist"] == "gpuvet-fake-ext" and r["kind"] == "site-packages" and r["links_torch"] == ["libc10.so"]
     assert r["torch_symbols"] == 2 and r["missing_count"] == 1 and r["missing_symbols"] == [fake]
-    res = _run(h10new.extension_needs_symbols_torch_lacks, r)
+    res = _run(ext.extension_needs_symbols_torch_lacks, r)
     assert [x.outcome for x in res] == [Outcome.FAILED] and res[0].cause == "extension-abi"
     assert fake in res[0].title and "_C" in res[0].title
     assert "pip install --no-build-isolation --no-binary gpuvet-fake-ext" in res[0].fixes[0].command
@@ -111,7 +111,7 @@ def test_extension_needing_symbols_libtorch_lacks(tmp_path):
     os.utime(target, (1, 1))
     again = extensions.probe_extensions(sysm, paths=[str(site)], torch_dir=TORCH_DIR)
     assert again[0]["missing_count"] == 0
-    assert [x.outcome for x in _run(h10new.extension_needs_symbols_torch_lacks, again[0])] == [Outcome.PASSED]
+    assert [x.outcome for x in _run(ext.extension_needs_symbols_torch_lacks, again[0])] == [Outcome.PASSED]
 
 
 @needs_cc
@@ -144,13 +144,13 @@ def test_jit_extension_built_for_sm80_only(tmp_path):
     assert [(r["name"], r["kind"], r["gpu_code"], r["targets"], r["cuda_major"]) for r in rows] == [
         ("sm80_ext", "jit-cache", "cuda-fatbin", ["sm_80"], "12")]
     r = rows[0]
-    res = _run(h10new.extension_lacks_gpu_arch, r, _gpu())
+    res = _run(ext.extension_lacks_gpu_arch, r, _gpu())
     assert [x.outcome for x in res] == [Outcome.FAILED] and res[0].component == "extension"
     assert "no kernels for GPU 0 NVIDIA H200 (sm_90)" in res[0].title and "sm_80" in res[0].title
     assert res[0].fixes[0].command == f"rm -rf {jit}" and "TORCH_CUDA_ARCH_LIST=9.0" in res[0].fixes[0].text
-    assert [x.outcome for x in _run(h10new.extension_lacks_gpu_arch, r, _gpu("sm_86", "NVIDIA A40"))] == [Outcome.PASSED]
+    assert [x.outcome for x in _run(ext.extension_lacks_gpu_arch, r, _gpu("sm_86", "NVIDIA A40"))] == [Outcome.PASSED]
     torch = row("framework_builds", "v", name="torch", version="2.11.0+cu130", cuda="13.0", hip="", variant="cuda")
-    res = _run(h10new.extension_links_another_runtime_major, r, torch)
+    res = _run(ext.extension_links_another_runtime_major, r, torch)
     assert [x.outcome for x in res] == [Outcome.FAILED] and "CUDA 12 but torch 2.11.0+cu130 for CUDA 13" in res[0].title
 
 
@@ -158,7 +158,7 @@ def test_ptx_only_extension_is_a_warning():
     r = row("extensions", "ELF x", path="/s/x.so", name="x", dist="x", kind="site-packages", links_torch=["libc10.so"],
             gpu_code="cuda-fatbin", targets=["compute_80"], cuda_major="13", hip_major="", torch_symbols=0,
             missing_symbols=[], missing_count=0, torch_dir="")
-    res = _run(h10new.extension_lacks_gpu_arch, r, _gpu())
+    res = _run(ext.extension_lacks_gpu_arch, r, _gpu())
     assert [x.severity for x in res] == [Severity.WARNING]
 
 
@@ -167,7 +167,7 @@ def test_ptx_only_extension_is_a_warning():
                                       ("8.0;9.0", True), ("8.0+PTX", True), ("8.0 9.0", True), ("Hopper", True)])
 def test_torch_cuda_arch_list_against_the_h200(value, ok):
     env = row("env_vars", "environ", name="TORCH_CUDA_ARCH_LIST", value=value)
-    res = _run(h10new.build_arch_list_misses_gpu, env, _gpu())
+    res = _run(envchecks.build_arch_list_misses_gpu, env, _gpu())
     assert [x.outcome for x in res] == [Outcome.PASSED if ok else Outcome.FAILED]
     if not ok:
         assert res[0].cause == "gpu-arch-unsupported" and res[0].component == "config-env"
@@ -176,10 +176,10 @@ def test_torch_cuda_arch_list_against_the_h200(value, ok):
 
 def test_pytorch_rocm_arch_without_the_gpu():
     env = row("env_vars", "environ", name="PYTORCH_ROCM_ARCH", value="gfx90a;gfx1100")
-    res = _run(h10new.build_arch_list_misses_gpu, env, _gpu("gfx942", "AMD Instinct MI300X", "amd"))
+    res = _run(envchecks.build_arch_list_misses_gpu, env, _gpu("gfx942", "AMD Instinct MI300X", "amd"))
     assert [x.outcome for x in res] == [Outcome.FAILED]
     assert res[0].fixes[0].command == 'export PYTORCH_ROCM_ARCH="gfx90a;gfx1100;gfx942"'
-    assert [x.outcome for x in _run(h10new.build_arch_list_misses_gpu, _gpu(), probed=("env_vars",))] == [Outcome.SKIPPED]
+    assert [x.outcome for x in _run(envchecks.build_arch_list_misses_gpu, _gpu(), probed=("env_vars",))] == [Outcome.SKIPPED]
 
 
 # -- host compilers ------------------------------------------------------------------------------------------
@@ -191,12 +191,12 @@ def test_missing_cc_is_named_and_its_fix_is_its_own():
     assert (cc["runs"], cc["requested"], cc["error"]) == (False, "CC=/nonexistent/gcc", "/nonexistent/gcc not found")
     cxx = next(r for r in rows if r["role"].startswith("CXX"))
     assert cxx["runs"] is True and cxx["name"] == "gcc" and cxx["version"]
-    res = _run(h10new.host_compiler_not_runnable, *rows)
+    res = _run(envchecks.host_compiler_not_runnable, *rows)
     assert [x.outcome for x in res] == [Outcome.FAILED] and res[0].severity is Severity.ERROR
     assert "CC=/nonexistent/gcc" in res[0].title and res[0].fixes[0].command.startswith("unset CC")
     ok = host.probe_host_compilers(System(environ=base))
     assert all(r["runs"] for r in ok)
-    assert [x.outcome for x in _run(h10new.host_compiler_not_runnable, *ok)] == [Outcome.PASSED]
+    assert [x.outcome for x in _run(envchecks.host_compiler_not_runnable, *ok)] == [Outcome.PASSED]
 
 
 def test_parse_cc_version():
@@ -209,7 +209,7 @@ def test_parse_cc_version():
 def test_inductor_cxx_failure_is_diagnosed_with_the_compiler_fix():
     """The real log of torch.compile with CXX=/nonexistent/g++ on the CPU VM, diagnosed with live
     facts that show the missing compiler: toolchain / config-env, and the fix is ENV065's own."""
-    from gpuvet.diagnosis import diagnose_text
+    from gpuvet.app.diagnose import diagnose_text
 
     live = Facts()
     live.add(host.probe_host_compilers(System(environ={"PATH": os.environ.get("PATH", ""), "CXX": "/nonexistent/g++"})))
@@ -227,7 +227,7 @@ def test_inductor_cxx_failure_is_diagnosed_with_the_compiler_fix():
 def test_diagnosis_fix_comes_from_its_own_cause_and_component():
     """cuDNN version mismatch in the log; facts: an NCCL shadowed-copy warning (same cause) and the
     cuDNN finding that explains it.  The diagnosis carries the cuDNN fix, never the NCCL one."""
-    from gpuvet.diagnosis import scan_text
+    from gpuvet.app.diagnose import scan_text
     from gpuvet.logs.rank import rank
     from gpuvet.model import Finding, Fix
 

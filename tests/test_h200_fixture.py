@@ -7,8 +7,8 @@ import pytest
 from conftest import REAL, run_cli
 from gpuvet import kb as KB
 from gpuvet.checks.registry import all_checks
-from gpuvet.engine import run_checks
-from gpuvet.model import Severity, Facts, Outcome
+from gpuvet.app.engine import run_checks
+from gpuvet.model import Facts, Outcome, Severity
 
 D = REAL / "h200-gpuvet"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from gpuvet import kb as kbmod
-from gpuvet.checks import build, h10new
-from gpuvet.engine import run_checks
+from gpuvet.checks import bld, env as envchecks, ext
+from gpuvet.app.engine import run_checks
 from gpuvet.model import Facts, Outcome, Severity, row
 from gpuvet.probes import elf, loader
 
@@ -81,9 +81,9 @@ def test_healthy_h200_layout_one_release_and_information_only(tmp_path):
     dl = [r for r in rows if r.table == "shared_libraries" and r["how"] == "dlopen"]
     assert len(dl) == len(SUBS) and all(r["requested_by"] == f"{PIP}/libcudnn.so.9" for r in dl)
     f = _facts(rows)
-    assert [x.outcome for x in _run(h10new.gpu_library_mixed_releases, f)] == [Outcome.PASSED]
-    assert [x.outcome for x in _run(h10new.gpu_library_older_than_build, f)] == [Outcome.PASSED]
-    shadow = _run(build.gpu_library_shadowed, f)
+    assert [x.outcome for x in _run(bld.gpu_library_mixed_releases, f)] == [Outcome.PASSED]
+    assert [x.outcome for x in _run(bld.gpu_library_older_than_build, f)] == [Outcome.PASSED]
+    shadow = _run(bld.gpu_library_shadowed_copy, f)
     # the system cuDNN / NCCL that nothing loads: information, with the setting that would load them
     assert shadow and all(x.severity is Severity.INFO for x in shadow)
     cudnn = next(x for x in shadow if x.title.startswith("cuDNN"))
@@ -99,7 +99,7 @@ def test_ld_library_path_mixes_cudnn_releases(tmp_path):
     sel = {r["name"]: r for r in rows if r.table == "libraries" and r["family"] == "cudnn" and r["selected"]}
     assert sel["cudnn"]["version"] == "9.19.0.56" and sel["cudnn"]["via"] == "rpath"
     assert sel["cudnn_graph"]["version"] == "9.14.0" and sel["cudnn_graph"]["via"] == "ld_library_path"
-    res = _run(h10new.gpu_library_mixed_releases, _facts(rows, env))
+    res = _run(bld.gpu_library_mixed_releases, _facts(rows, env))
     assert [x.outcome for x in res] == [Outcome.FAILED] and res[0].severity is Severity.ERROR
     assert "2 releases" in res[0].title and "ld_library_path" in res[0].title
     assert res[0].fixes[0].command == "export LD_LIBRARY_PATH=/usr/local/nvidia/lib64"
@@ -126,12 +126,12 @@ def test_ld_preload_of_system_cudnn_wins_over_rpath(tmp_path):
     # the preloaded system libcudnn opens its own (system) sub-libraries
     graph = next(r for r in rows if r.table == "libraries" and r["name"] == "cudnn_graph" and r["selected"])
     assert graph["version"] == "9.14.0"
-    res = _run(h10new.gpu_library_older_than_build, _facts(rows, env))
+    res = _run(bld.gpu_library_older_than_build, _facts(rows, env))
     assert [x.outcome for x in res] == [Outcome.FAILED]
     assert "built for cuDNN 9.19.0.56" in res[0].title and "9.14.0" in res[0].title and "LD_PRELOAD" in res[0].title
     assert res[0].fixes[0].command == "unset LD_PRELOAD"
     # the wheel's copy is now the one nothing loads: information, saying how it would win again
-    info = [x for x in _run(build.gpu_library_shadowed, _facts(rows, env)) if x.title.startswith("cuDNN")]
+    info = [x for x in _run(bld.gpu_library_shadowed_copy, _facts(rows, env)) if x.title.startswith("cuDNN")]
     assert info and info[0].severity is Severity.INFO and "removing libcudnn.so.9 from LD_PRELOAD" in info[0].title
 
 
@@ -161,4 +161,4 @@ def test_dlopened_names():
 def test_newer_library_than_build_passes_and_unpinned_skips():
     f = _facts([row("libraries", "x", name="cudnn", version="9.20.0", path=f"{SYS}/libcudnn.so.9", origin="system",
                     selected=True, requested_by="libtorch_cuda.so", family="cudnn", via="preload")])
-    assert [x.outcome for x in _run(h10new.gpu_library_older_than_build, f)] == [Outcome.PASSED]
+    assert [x.outcome for x in _run(bld.gpu_library_older_than_build, f)] == [Outcome.PASSED]
