@@ -218,7 +218,7 @@ def test_inductor_cxx_failure_is_diagnosed_with_the_compiler_fix():
                   origin="system", selected=False, requested_by="t", family="nccl", via="ldconfig"),
               row("libraries", "x", name="nccl", version="2.28.9", path="/s/nvidia/nccl/lib/libnccl.so.2", origin="pip",
                   selected=True, requested_by="t", family="nccl", via="rpath")])
-    rep = diagnose_text((REAL / "cpu-vm-faults" / "inductor-cxx-missing.log").read_text(), "log", live)
+    rep = diagnose_text((REAL / "cpu-vm-faults" / "runs" / "inductor-cxx-missing.log").read_text(), "log", live)
     d = rep.extra["diagnoses"][0]
     assert (d["cause"], d["component"]) == ("toolchain", "config-env")
     assert "ENV065" in d["checks"] and d["fix"].startswith("Point CXX at a compiler that exists")

@@ -24,6 +24,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "rules": ("gpuvet.cli.rules_cmd", "rules", "List every check and log signature."),
     "rule": ("gpuvet.cli.rules_cmd", "rule", "Print the documentation of one check."),
     "kb": ("gpuvet.cli.kb_cmd", "kb", "Knowledge-base information."),
+    "snapshot": ("gpuvet.cli.snapshot_cmd", "snapshot", "Record this environment in the history (versions, origins, findings)."),
+    "history": ("gpuvet.cli.snapshot_cmd", "history", "List the snapshots in the history store."),
+    "mark-good": ("gpuvet.cli.snapshot_cmd", "mark_good", "Pin a snapshot as the good one to return to."),
+    "diff": ("gpuvet.cli.history_cmd", "diff", "What changed between two snapshots (or since the good one), most dangerous first."),
+    "rollback": ("gpuvet.cli.history_cmd", "rollback", "Plan (or build into a new venv) the way back to an earlier snapshot."),
 }
 
 
@@ -85,9 +90,8 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
     except click.ClickException as exc:
         env.stderr.write(f"gpuvet: error: {exc.format_message()}\n")
         return int(ExitCode.BAD_INPUT)
-    except UsageError as exc:  # raised by a use case: the same one line as click's usage errors
-        sub = next((a for a in argv if a in COMMANDS), "")
-        env.stderr.write(f"gpuvet: error: {exc}\nTry 'gpuvet {sub} --help'.\n".replace("  ", " "))
+    except UsageError as exc:  # raised by a use case (a bad value, not bad syntax): one line, exit 2
+        env.stderr.write(f"gpuvet: error: {exc}\n")
         return int(exc.code)
     except GpuvetError as exc:
         env.stderr.write(f"gpuvet: error: {exc}\n")
