@@ -17,7 +17,7 @@ MAX_PASTE_BYTES = 32 * 1024 * 1024  # a pasted bug report is kilobytes; refuse a
 def output_options(func: Callable) -> Callable:
     func = click.option("--output", "-o", "output", type=click.Path(dir_okay=False), default=None,
                         help="Write the report to this file instead of standard output.")(func)
-    func = click.option("--format", "-f", "fmt", type=click.Choice(["terminal", "json", "markdown", "junit"]),
+    func = click.option("--format", "-f", "fmt", type=click.Choice(["terminal", "json", "markdown", "junit", "html"]),
                         default="terminal", show_default=True, help="Output format.")(func)
     func = click.option("--verbose", "-v", is_flag=True, help="Also list checks that passed or did not apply.")(func)
     return func

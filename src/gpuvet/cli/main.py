@@ -24,6 +24,9 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "rules": ("gpuvet.cli.rules_cmd", "rules", "List every check and log signature."),
     "rule": ("gpuvet.cli.rules_cmd", "rule", "Print the documentation of one check."),
     "kb": ("gpuvet.cli.kb_cmd", "kb", "Knowledge-base information."),
+    "validate": ("gpuvet.cli.validate_cmd", "validate", "Run GPU correctness cases (child processes, time-outs) against float64 references."),
+    "bench": ("gpuvet.cli.validate_cmd", "bench", "Microbenchmarks against the GPU's expected peaks; `bench compare A B`."),
+    "scan": ("gpuvet.cli.validate_cmd", "scan", "List the operators, ROCm pitfalls and settings a project's code uses (AST, no import)."),
 }
 
 

@@ -5,7 +5,7 @@ from typing import Callable
 
 from gpuvet.model import Report
 
-FORMATS = ("terminal", "json", "markdown", "junit")
+FORMATS = ("terminal", "json", "markdown", "junit", "html")
 
 
 def render(report: Report, fmt: str, **opts) -> str:
@@ -22,6 +22,9 @@ def renderer(fmt: str) -> Callable[..., str]:
     if fmt == "junit":
         from .junit import render_junit
         return render_junit
+    if fmt == "html":
+        from .html import render_html
+        return render_html
     if fmt == "terminal":
         from .terminal import render_terminal
         return render_terminal
