@@ -52,7 +52,7 @@ def main() -> int:
     if not (args.data / "templates_fine_tuning.csv").exists():
         print(f"dataset not found under {args.data}", file=sys.stderr)
         return 2
-    from gpuvet.diagnosis import diagnose_text
+    from gpuvet.app.diagnose import diagnose_text
 
     rows = load_rows(args.data)
     review = {}

@@ -2,16 +2,39 @@
 an AMD GPU, public rocminfo / hipconfig / rocm-smi / amd-smi captures), live probes on a FakeSystem."""
 from __future__ import annotations
 
-import os
-
 import pytest
+from conftest import fixture_text
 from packaging.version import Version
 
-from conftest import fixture_text
 from gpuvet.model.arch import gfx_from_override
-from gpuvet.probes import amd as A
+from gpuvet.probes.amd_common import gfx_from_target_version
 from gpuvet.probes.base import ProbeFailed, run_probes
+from gpuvet.probes.dpkg import (
+    amdgpu_dkms_version,
+    dpkg_rows,
+    parse_dpkg,
+    parse_dpkg_list,
+    probe_amdgpu_dkms,
+    upstream_version,
+)
+from gpuvet.probes.hip import (
+    hip_version,
+    parse_hipcc_version,
+    parse_hipconfig,
+    probe_rocm_install,
+)
+from gpuvet.probes.kfd import parse_rock_module, probe_kernel_driver
+from gpuvet.probes.miopen import (
+    miopen_version_from_soname,
+    parse_miopen_version_h,
+    probe_miopen_caches,
+)
+from gpuvet.probes.registry import group_probes
+from gpuvet.probes.rocm_smi import parse_amd_smi, parse_rocm_smi, probe_smi
+from gpuvet.probes.rocminfo import parse_rocminfo, probe_rocminfo, rocminfo_error
 from gpuvet.probes.system import CommandResult, FakeSystem
+
+AMD_PROBES = group_probes("amd")  # every ROCm-stack probe module
 
 DEB = "real/debian12-cpu-rocm52/"
 
@@ -34,51 +57,51 @@ def strip_exit(text: str) -> tuple[str, int]:
 def test_rocminfo_without_rock_module_gives_no_rows_and_says_why():
     text, code = strip_exit(fixture_text(DEB + "rocminfo.txt"))
     assert code == 1
-    assert A.parse_rocminfo(text, "rocminfo") == []
-    assert A.rocminfo_error(text) == "ROCk module is NOT loaded, possibly no GPU devices"
+    assert parse_rocminfo(text, "rocminfo") == []
+    assert rocminfo_error(text) == "ROCk module is NOT loaded, possibly no GPU devices"
 
 
 def test_rocm_smi_without_driver_gives_no_rows():
     text, _ = strip_exit(fixture_text(DEB + "rocm-smi.txt"))
-    assert A.parse_rocm_smi(text, "rocm-smi") == []
-    assert A.parse_amd_smi(text, "rocm-smi") == []
+    assert parse_rocm_smi(text, "rocm-smi") == []
+    assert parse_amd_smi(text, "rocm-smi") == []
 
 
 def test_hipconfig_full_on_debian_resolves_to_nvidia():
-    rows = A.parse_hipconfig(fixture_text(DEB + "hipconfig-full.txt"), "hipconfig --full")
+    rows = parse_hipconfig(fixture_text(DEB + "hipconfig-full.txt"), "hipconfig --full")
     assert t(rows, "compilers") == [{"name": "hipconfig", "version": "5.2.21153-0", "platform": "nvidia",
                                      "cuda_version": "13.0"}]
     assert t(rows, "runtimes") == []  # ROCM_PATH /usr names no release
-    assert A.hip_version(fixture_text(DEB + "hipconfig-full.txt")) == Version("5.2.21153")
+    assert hip_version(fixture_text(DEB + "hipconfig-full.txt")) == Version("5.2.21153")
 
 
 def test_hipconfig_version_alone():
     text = fixture_text(DEB + "hipconfig-version.txt")
     assert text == "5.2.21153-0"  # no newline: hipconfig --version prints none
-    rows = A.parse_hipconfig(text, "hipconfig --version")
+    rows = parse_hipconfig(text, "hipconfig --version")
     assert t(rows, "compilers") == [{"name": "hipconfig", "version": "5.2.21153-0", "platform": None,
                                      "cuda_version": None}]
-    assert A.hip_version(text) == Version("5.2.21153")
+    assert hip_version(text) == Version("5.2.21153")
 
 
 def test_hipcc_version_prints_nvccs_banner():
-    rows = A.parse_hipcc_version(fixture_text(DEB + "hipcc-version.txt"), "hipcc --version")
+    rows = parse_hipcc_version(fixture_text(DEB + "hipcc-version.txt"), "hipcc --version")
     assert t(rows, "compilers") == [{"name": "hipcc", "version": "5.2.21153-0", "platform": "nvidia",
                                      "cuda_version": "13.0"}]
 
 
 def test_dpkg_list_of_debian_rocm_packages():
-    pkgs = A.parse_dpkg_list(fixture_text(DEB + "dpkg-gpu-packages.txt"))
+    pkgs = parse_dpkg_list(fixture_text(DEB + "dpkg-gpu-packages.txt"))
     assert pkgs["libamdhip64-5"] == "5.2.3-8" and pkgs["hipcc"] == "5.2.3-8" and pkgs["rocminfo"] == "5.2.3-2"
     assert "libdrm-amdgpu1" not in pkgs
-    rows = A.dpkg_rows(pkgs, "dpkg")
+    rows = dpkg_rows(pkgs, "dpkg")
     assert t(rows, "runtimes") == [{"vendor": "amd", "name": "rocm", "version": "5.2.3", "path": "/usr",
                                     "origin": "system"}]
 
 
 # -- public captures ---------------------------------------------------------------------------------
 def test_rocminfo_mi210():
-    rows = A.parse_rocminfo(fixture_text("amd/rocminfo-4xmi210-rocm624.txt"), "rocminfo")
+    rows = parse_rocminfo(fixture_text("amd/rocminfo-4xmi210-rocm624.txt"), "rocminfo")
     assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module", "version": "6.10.5",
                                    "flavor": "dkms"}]
     assert t(rows, "runtimes") == [{"vendor": "amd", "name": "hsa-runtime", "version": "1.14", "origin": "system"}]
@@ -90,7 +113,7 @@ def test_rocminfo_mi210():
 
 
 def test_rocminfo_mi300x_with_elided_banners():
-    rows = A.parse_rocminfo(fixture_text("amd/rocminfo-mi300x.txt"), "rocminfo")
+    rows = parse_rocminfo(fixture_text("amd/rocminfo-mi300x.txt"), "rocminfo")
     gpus = t(rows, "gpu_devices")
     assert [(g["name"], g["arch"]) for g in gpus] == [("AMD Instinct MI300X", "gfx942")]
     assert gpus[0]["memory_mib"] == 201310208 // 1024
@@ -99,37 +122,37 @@ def test_rocminfo_mi300x_with_elided_banners():
 
 
 def test_rocminfo_rx7900xtx():
-    rows = A.parse_rocminfo(fixture_text("amd/rocminfo-rx7900xtx-rocm602.txt"), "rocminfo")
+    rows = parse_rocminfo(fixture_text("amd/rocminfo-rx7900xtx-rocm602.txt"), "rocminfo")
     gpus = t(rows, "gpu_devices")
     assert [(g["name"], g["arch"], g["pci_bus"]) for g in gpus] == [("Radeon RX 7900 XTX", "gfx1100", "03:00.0")]
-    assert A.rocminfo_error(fixture_text("amd/rocminfo-rx7900xtx-rocm602.txt")) is None
+    assert rocminfo_error(fixture_text("amd/rocminfo-rx7900xtx-rocm602.txt")) is None
 
 
 def test_rock_module_line_alone():
-    rows = A.parse_rock_module("ROCk module version 6.7.0 is loaded\n", "<pasted>")
+    rows = parse_rock_module("ROCk module version 6.7.0 is loaded\n", "<pasted>")
     assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module", "version": "6.7.0", "flavor": "dkms"}]
-    assert A.parse_rock_module("\x1b[31mROCk module is NOT loaded, possibly no GPU devices\x1b[0m", "x") == []
+    assert parse_rock_module("\x1b[31mROCk module is NOT loaded, possibly no GPU devices\x1b[0m", "x") == []
 
 
 def test_hipconfig_rocm611_on_amd():
     text = fixture_text("amd/hipconfig-full-rocm611.txt")
-    rows = A.parse_hipconfig(text, "<pasted>")
+    rows = parse_hipconfig(text, "<pasted>")
     assert t(rows, "compilers") == [{"name": "hipconfig", "version": "6.1.40092-038397aaa", "platform": "amd",
                                      "cuda_version": None}]
     assert t(rows, "runtimes") == [{"vendor": "amd", "name": "rocm", "version": "6.1.1", "path": "/opt/rocm-6.1.1",
                                     "origin": "pasted"}]
-    assert A.hip_version(text) == Version("6.1.40092")
-    assert A.parse_hipcc_version(text, "x") == []  # hipconfig's banner is not hipcc --version output
+    assert hip_version(text) == Version("6.1.40092")
+    assert parse_hipcc_version(text, "x") == []  # hipconfig's banner is not hipcc --version output
 
 
 def test_rocm_smi_concise_8xmi300x():
-    gpus = t(A.parse_rocm_smi(fixture_text("amd/rocm-smi-8xmi300x.txt"), "rocm-smi"), "gpu_devices")
+    gpus = t(parse_rocm_smi(fixture_text("amd/rocm-smi-8xmi300x.txt"), "rocm-smi"), "gpu_devices")
     assert [g["index"] for g in gpus] == list(range(8))
     assert {g["name"] for g in gpus} == {"AMD Instinct MI300X"}
 
 
 def test_rocm_smi_inbox_driver_and_gfx_version():
-    rows = A.parse_rocm_smi(fixture_text("amd/rocm-smi-a-excerpt-gfx1103-rocm611.txt"), "rocm-smi -a")
+    rows = parse_rocm_smi(fixture_text("amd/rocm-smi-a-excerpt-gfx1103-rocm611.txt"), "rocm-smi -a")
     assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module",
                                    "version": "6.10.0-061000rc1-generic", "flavor": "inbox"}]
     gpus = t(rows, "gpu_devices")
@@ -138,9 +161,9 @@ def test_rocm_smi_inbox_driver_and_gfx_version():
 
 def test_amd_smi_version_and_rocm_smi_mi300a():
     text = fixture_text("amd/amd-smi-rocm-smi-mi300a-rocm633.txt")
-    assert t(A.parse_amd_smi(text, "amd-smi"), "runtimes") == [
+    assert t(parse_amd_smi(text, "amd-smi"), "runtimes") == [
         {"vendor": "amd", "name": "rocm", "version": "6.3.3", "origin": "system"}]
-    gpus = t(A.parse_rocm_smi(text, "rocm-smi"), "gpu_devices")
+    gpus = t(parse_rocm_smi(text, "rocm-smi"), "gpu_devices")
     assert [(g["index"], g["name"], g["memory_mib"]) for g in gpus] == [(0, "AMD Instinct MI300A", 100742320128 >> 20)]
 
 
@@ -148,7 +171,7 @@ def test_amd_smi_version_and_rocm_smi_mi300a():
                                        (110001, "gfx1101"), (110501, "gfx1151"), (120001, "gfx1201"), (0, None),
                                        ("junk", None)])
 def test_gfx_from_kfd_target_version(value, gfx):
-    assert A.gfx_from_target_version(value) == gfx
+    assert gfx_from_target_version(value) == gfx
 
 
 @pytest.mark.parametrize("value,gfx", [("10.3.0", "gfx1030"), ("9.0.10", "gfx90a"), ("11.0.0", "gfx1100"),
@@ -160,17 +183,17 @@ def test_gfx_from_override(value, gfx):
 def test_amdgpu_dkms_package_versions():
     # package versions as printed in public threads: amdgpu-dkms 1:6.8.5.60200-2009582.24.04 (ROCm 6.2),
     # 1:6.10.5.60300-2084815.22.04 (ROCm 6.3), 1:6.16.13.30300100-2303411.24.04 (AMD GPU driver 30.30.1)
-    assert A.amdgpu_dkms_version({"amdgpu-dkms": "1:6.8.5.60200-2009582.24.04"}) == ("6.8.5", "6.2.0")
-    assert A.amdgpu_dkms_version({"amdgpu-dkms": "1:6.10.5.60300-2084815.22.04"}) == ("6.10.5", "6.3.0")
-    assert A.amdgpu_dkms_version({"amdgpu-dkms": "1:6.16.13.30300100-2303411.24.04"}) == ("6.16.13", None)
-    assert A.amdgpu_dkms_version({}) is None
+    assert amdgpu_dkms_version({"amdgpu-dkms": "1:6.8.5.60200-2009582.24.04"}) == ("6.8.5", "6.2.0")
+    assert amdgpu_dkms_version({"amdgpu-dkms": "1:6.10.5.60300-2084815.22.04"}) == ("6.10.5", "6.3.0")
+    assert amdgpu_dkms_version({"amdgpu-dkms": "1:6.16.13.30300100-2303411.24.04"}) == ("6.16.13", None)
+    assert amdgpu_dkms_version({}) is None
 
 
 def test_miopen_soname_and_header():
-    assert A.miopen_version_from_soname("libMIOpen.so.1.0.60201") == "rocm-6.2.1"
-    assert A.miopen_version_from_soname("libMIOpen.so") is None
+    assert miopen_version_from_soname("libMIOpen.so.1.0.60201") == "rocm-6.2.1"
+    assert miopen_version_from_soname("libMIOpen.so") is None
     hdr = "#define MIOPEN_VERSION_MAJOR 3\n#define MIOPEN_VERSION_MINOR 1\n#define MIOPEN_VERSION_PATCH 0\n"
-    assert A.parse_miopen_version_h(hdr) == "3.1.0"
+    assert parse_miopen_version_h(hdr) == "3.1.0"
 
 
 # -- live probes on a FakeSystem ---------------------------------------------------------------------
@@ -199,7 +222,7 @@ def debian_system(**extra) -> FakeSystem:
 
 
 def test_live_probes_on_debian_like_system():
-    facts = run_probes(debian_system(), A.PROBES)
+    facts = run_probes(debian_system(), AMD_PROBES)
     rts = t(facts.rows, "runtimes")
     assert {"vendor": "amd", "name": "hip-runtime", "version": "5.2.21153",
             "path": "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5.2.21153", "origin": "system"} in rts
@@ -221,26 +244,26 @@ def _pci(vendor: str, cls: str) -> dict:
 
 
 def test_rocminfo_failure_without_amd_gpu_on_pci_is_no_gpu():
-    facts = run_probes(debian_system(files=_pci("0x8086", "0x020000")), A.PROBES)
+    facts = run_probes(debian_system(files=_pci("0x8086", "0x020000")), AMD_PROBES)
     assert "amd-rocminfo" not in {e.probe for e in facts.errors}
     assert facts.status("gpu_devices") == "empty"
 
 
 def test_rocminfo_failure_with_amd_gpu_on_pci_is_an_error():
-    facts = run_probes(debian_system(files=_pci("0x1002", "0x038000")), A.PROBES)
+    facts = run_probes(debian_system(files=_pci("0x1002", "0x038000")), AMD_PROBES)
     assert {e.probe for e in facts.errors} >= {"amd-rocminfo"}
     assert [g["name"] for g in t(facts.rows, "gpu_devices")] == ["AMD GPU [1002:740f] (PCI)"]
 
 
 def test_rocminfo_missing_is_a_missing_error():
     with pytest.raises(ProbeFailed) as e:
-        list(A.probe_rocminfo(FakeSystem()))
+        list(probe_rocminfo(FakeSystem()))
     assert e.value.kind == "missing"
 
 
 def test_module_version_and_no_kfd_rows_from_the_driver_probe():
     files = {**kfd_files({0: 0, 1: 90010, 2: 90010}), "/sys/module/amdgpu/version": "6.10.5\n"}
-    rows = list(A.probe_kernel_driver(FakeSystem(files=files)))
+    rows = list(probe_kernel_driver(FakeSystem(files=files)))
     assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module", "version": "6.10.5", "flavor": "dkms"}]
     assert t(rows, "gpu_devices") == []  # KFD GPUs come from the rocminfo probe, once
 
@@ -248,7 +271,7 @@ def test_module_version_and_no_kfd_rows_from_the_driver_probe():
 def test_kfd_gpus_named_by_rocminfo():
     files = kfd_files({0: 0, 1: 90010, 2: 90010})
     s = FakeSystem(files=files, commands={"rocminfo": fixture_text("amd/rocminfo-4xmi210-rocm624.txt")})
-    rows = list(A.probe_rocminfo(s))
+    rows = list(probe_rocminfo(s))
     gpus = t(rows, "gpu_devices")
     assert [(g["index"], g["name"], g["arch"], g["pci_bus"]) for g in gpus] == [
         (0, "AMD Instinct MI210", "gfx90a", "0000:e3:00.0"), (1, "AMD Instinct MI210", "gfx90a", "0000:e3:00.0")]
@@ -260,21 +283,21 @@ def test_kfd_gives_the_real_target_under_an_override():
     # (here: KFD node 1 says gfx1031 while rocminfo's agent on node 1 reports gfx1100)
     s = FakeSystem(files=kfd_files({0: 0, 1: 100301}),
                    commands={"rocminfo": fixture_text("amd/rocminfo-rx7900xtx-rocm602.txt")})
-    gpus = t(A.probe_rocminfo(s), "gpu_devices")
+    gpus = t(probe_rocminfo(s), "gpu_devices")
     assert [(g["name"], g["arch"]) for g in gpus] == [("Radeon RX 7900 XTX", "gfx1031")]
 
 
 def test_kfd_without_rocminfo_and_rocminfo_failing_with_kfd():
     s = FakeSystem(files=kfd_files({0: 0, 1: 110003}))
-    assert [g["arch"] for g in t(A.probe_rocminfo(s), "gpu_devices")] == ["gfx1103"]
+    assert [g["arch"] for g in t(probe_rocminfo(s), "gpu_devices")] == ["gfx1103"]
     text, code = strip_exit(fixture_text(DEB + "rocminfo.txt"))
     s = FakeSystem(files=kfd_files({0: 0, 1: 110003}), commands={"rocminfo": CommandResult(("rocminfo",), code, text, "")})
-    assert [g["arch"] for g in t(A.probe_rocminfo(s), "gpu_devices")] == ["gfx1103"]
+    assert [g["arch"] for g in t(probe_rocminfo(s), "gpu_devices")] == ["gfx1103"]
 
 
 def test_inbox_amdgpu_without_version_file():
     files = {"/sys/module/amdgpu/initstate": "live\n", "/proc/sys/kernel/osrelease": "6.8.0-49-generic\n"}
-    rows = list(A.probe_kernel_driver(FakeSystem(files=files)))
+    rows = list(probe_kernel_driver(FakeSystem(files=files)))
     assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module", "version": "6.8.0-49-generic",
                                    "flavor": "inbox"}]
 
@@ -283,7 +306,7 @@ def test_amd_gpu_on_pci_without_driver():
     files = {"/sys/bus/pci/devices/0000:03:00.0/vendor": "0x1002\n", "/sys/bus/pci/devices/0000:03:00.0/class": "0x038000\n",
              "/sys/bus/pci/devices/0000:03:00.0/device": "0x740f\n",
              "/sys/bus/pci/devices/0000:00:01.0/vendor": "0x1022\n", "/sys/bus/pci/devices/0000:00:01.0/class": "0x060000\n"}
-    rows = list(A.probe_kernel_driver(FakeSystem(files=files)))
+    rows = list(probe_kernel_driver(FakeSystem(files=files)))
     assert t(rows, "drivers") == []
     assert [(g["pci_bus"], g["name"]) for g in t(rows, "gpu_devices")] == [("0000:03:00.0", "AMD GPU [1002:740f] (PCI)")]
 
@@ -294,7 +317,7 @@ def test_several_rocm_trees_and_default():
              "/opt/rocm-6.1.0/lib/libMIOpen.so.1.0.60100": b"",
              "/opt/rocm-6.1.0/include/miopen/version.h": "#define MIOPEN_VERSION_MAJOR 3\n#define MIOPEN_VERSION_MINOR 1\n"
                                                           "#define MIOPEN_VERSION_PATCH 0\n"}
-    rows = list(A.probe_rocm_install(FakeSystem(files=files)))
+    rows = list(probe_rocm_install(FakeSystem(files=files)))
     rocm = sorted((r["path"], r["version"]) for r in t(rows, "runtimes") if r["name"] == "rocm")
     assert rocm == [("/opt/rocm", "6.1.0"), ("/opt/rocm-6.1.0", "6.1.0"), ("/opt/rocm-6.2.4", "6.2.4")]
     hip = [r for r in t(rows, "runtimes") if r["name"] == "hip-runtime"]
@@ -304,10 +327,10 @@ def test_several_rocm_trees_and_default():
 
 def test_smi_only_runs_with_a_kfd_gpu():
     sysfs = FakeSystem(commands={"rocm-smi --showdriverversion -i": "should not run"})  # no KFD GPU
-    assert list(A.probe_smi(sysfs)) == []
+    assert list(probe_smi(sysfs)) == []
     smi = fixture_text("amd/rocm-smi-a-excerpt-gfx1103-rocm611.txt")
     s2 = FakeSystem(commands={"rocm-smi --showdriverversion -i": smi}, files=kfd_files({1: 110003}))
-    rows = list(A.probe_smi(s2))
+    rows = list(probe_smi(s2))
     assert t(rows, "drivers")[0]["flavor"] == "inbox" and t(rows, "gpu_devices") == []
 
 
@@ -316,30 +339,30 @@ def test_miopen_cache_rows():
                    files={"/home/u/.cache/miopen/x.ukdb": "", "/ro/db/a": "", "/opt/rocm/share/miopen/db/gfx90a.db": "",
                           "/opt/rocm/.info/version": "6.2.4-139\n"},
                    denied={"/ro/db"})
-    rows = {r["name"]: r for r in t(A.probe_miopen_caches(s), "kernel_caches")}
+    rows = {r["name"]: r for r in t(probe_miopen_caches(s), "kernel_caches")}
     assert rows["miopen-system-db"]["exists"] is True and rows["miopen-system-db"]["files"] == 1
     assert rows["miopen-user-db"]["path"] == "/ro/db" and rows["miopen-user-db"]["writable"] is False
     assert rows["miopen-cache"]["path"] == "/home/u/.cache/miopen/" and rows["miopen-cache"]["writable"] is True
 
 
 def test_upstream_versions():
-    assert A.upstream_version("5.2.3-8") == "5.2.3"
-    assert A.upstream_version("1:6.8.5.60200-2009582.24.04") == "6.8.5.60200"
-    assert A.upstream_version("5.2.3+dfsg-1") == "5.2.3"
+    assert upstream_version("5.2.3-8") == "5.2.3"
+    assert upstream_version("1:6.8.5.60200-2009582.24.04") == "6.8.5.60200"
+    assert upstream_version("5.2.3+dfsg-1") == "5.2.3"
 
 
 def test_amd_smi_static_list_and_version():
-    rows = A.parse_amd_smi(fixture_text("amd/amd-smi-static-asic-mi308x.txt"), "amd-smi static")
+    rows = parse_amd_smi(fixture_text("amd/amd-smi-static-asic-mi308x.txt"), "amd-smi static")
     assert [(g["index"], g["name"], g["arch"]) for g in t(rows, "gpu_devices")] == [(0, "MI308X", "gfx942")]
-    rows = A.parse_amd_smi(fixture_text("amd/amd-smi-list-2gpu.txt"), "amd-smi list")
+    rows = parse_amd_smi(fixture_text("amd/amd-smi-list-2gpu.txt"), "amd-smi list")
     assert [(g["index"], g["pci_bus"]) for g in t(rows, "gpu_devices")] == [(0, "0000:23:00.0"), (1, "0000:26:00.0")]
-    rows = A.parse_amd_smi(fixture_text("amd/amd-smi-version-rocm610.txt"), "amd-smi version")
+    rows = parse_amd_smi(fixture_text("amd/amd-smi-version-rocm610.txt"), "amd-smi version")
     assert t(rows, "runtimes") == [{"vendor": "amd", "name": "rocm", "version": "6.1.0", "origin": "system"}]
     assert t(rows, "gpu_devices") == []
 
 
 def test_parse_dpkg_list_and_status():
-    rows = A.parse_dpkg(fixture_text(DEB + "dpkg-gpu-packages.txt"), "dpkg -l")
+    rows = parse_dpkg(fixture_text(DEB + "dpkg-gpu-packages.txt"), "dpkg -l")
     assert t(rows, "runtimes") == [{"vendor": "amd", "name": "rocm", "version": "5.2.3", "path": "/usr", "origin": "system"}]
     assert t(rows, "drivers") == []
     # package versions as AMD's repositories name them (seen in public threads); paragraphs constructed
@@ -348,11 +371,11 @@ def test_parse_dpkg_list_and_status():
               "Package: miopen-hip\nStatus: install ok installed\nVersion: 3.00.0.60002-115~22.04\n\n"
               "Package: amdgpu-dkms\nStatus: install ok installed\nVersion: 1:6.8.5.60200-2009582.24.04\n\n"
               "Package: rocblas\nStatus: deinstall ok config-files\nVersion: 4.0.0.60002-115~22.04\n")
-    rows = A.parse_dpkg(status, "/var/lib/dpkg/status")
+    rows = parse_dpkg(status, "/var/lib/dpkg/status")
     rts = {r["name"]: r["version"] for r in t(rows, "runtimes")}
     assert rts == {"rocm": "6.0.2", "hip-runtime": "6.0.32831"}
     assert [(r["name"], r["version"]) for r in t(rows, "libraries")] == [("miopen", "3.00.0")]
     assert t(rows, "drivers") == [{"vendor": "amd", "component": "kernel-module", "version": "6.8.5.60200",
                                    "flavor": "dkms-package"}]
-    live = list(A.probe_amdgpu_dkms(FakeSystem(files={"/var/lib/dpkg/status": status})))
+    live = list(probe_amdgpu_dkms(FakeSystem(files={"/var/lib/dpkg/status": status})))
     assert [r["version"] for r in live] == ["6.8.5.60200"]

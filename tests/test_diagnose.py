@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REAL, run_cli
-from gpuvet.diagnosis import diagnose_path, scan_file_fast, scan_stream
+from gpuvet.app.diagnose import diagnose_path, scan_file_fast, scan_stream
 
 LOG = """[2024-06-01 10:00:00,001] INFO loading model
 \x1b[33mWARNING\x1b[0m something harmless

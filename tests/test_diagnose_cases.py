@@ -2,7 +2,7 @@
 each must rank the expected cause first (or blame nothing for user-code errors)."""
 import pytest
 
-from gpuvet.diagnosis import diagnose_text
+from gpuvet.app.diagnose import diagnose_text
 
 CASES = [
     ("gpu-arch-unsupported", """\

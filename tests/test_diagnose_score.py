@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from conftest import SHARED
-from gpuvet.diagnosis import diagnose_text
+from gpuvet.app.diagnose import diagnose_text
 
 SCORER = SHARED / "benchmarks" / "score_incidents.py"
 DEV = SHARED / "benchmarks" / "incidents" / "dev"

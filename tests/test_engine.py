@@ -2,7 +2,7 @@
 import time
 
 from gpuvet.checks.base import Fail, check, parse_doc
-from gpuvet.engine import Policy, build_report, exit_code, run_checks, score
+from gpuvet.app.engine import Policy, build_report, exit_code, run_checks, score
 from gpuvet.model import ExitCode, Facts, Outcome, ProbeError, Severity, row
 from gpuvet.probes.base import Probe, ProbeFailed, run_probes
 from gpuvet.probes.system import FakeSystem

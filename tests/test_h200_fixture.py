@@ -7,7 +7,7 @@ import pytest
 from conftest import REAL, run_cli
 from gpuvet import kb as KB
 from gpuvet.checks.registry import all_checks
-from gpuvet.engine import run_checks
+from gpuvet.app.engine import run_checks
 from gpuvet.model import Facts, Outcome
 
 D = REAL / "h200-gpuvet"

@@ -1,8 +1,13 @@
 """Each host check with only that rule enabled: cases that fire and cases that don't."""
 import pytest
 
-from gpuvet.checks import host as H
-from gpuvet.engine import run_checks
+from gpuvet.app.engine import run_checks
+from gpuvet.checks.ctr import container_without_gpu_devices
+from gpuvet.checks.env import (
+    gpu_device_node_not_accessible,
+    visible_devices_hide_every_gpu,
+)
+from gpuvet.checks.pkg import distribution_installed_twice, distribution_metadata_broken
 from gpuvet.model import Facts, Outcome, row
 
 
@@ -27,18 +32,18 @@ def gpu(i, vendor="nvidia"):
 ])
 def test_env060_visible_devices(value, n, fires):
     f = facts(row("env_vars", "environ", name="CUDA_VISIBLE_DEVICES", value=value), *[gpu(i) for i in range(n)])
-    out = outcomes(H.visible_devices_hide_all, f)
+    out = outcomes(visible_devices_hide_every_gpu, f)
     assert (Outcome.FAILED in out) == fires
 
 
 def test_env060_skips_without_gpus_and_is_unknown_when_gpus_not_known():
     f = facts(row("env_vars", "environ", name="HIP_VISIBLE_DEVICES", value=""), probed=("gpu_devices",))
-    assert outcomes(H.visible_devices_hide_all, f) == [Outcome.SKIPPED]
+    assert outcomes(visible_devices_hide_every_gpu, f) == [Outcome.SKIPPED]
     f = facts(row("env_vars", "environ", name="HIP_VISIBLE_DEVICES", value=""))
-    assert outcomes(H.visible_devices_hide_all, f) == [Outcome.UNKNOWN]
+    assert outcomes(visible_devices_hide_every_gpu, f) == [Outcome.UNKNOWN]
     # HIP_VISIBLE_DEVICES on an NVIDIA-only machine does not hide the NVIDIA GPU
     f = facts(row("env_vars", "environ", name="HIP_VISIBLE_DEVICES", value=""), gpu(0))
-    assert outcomes(H.visible_devices_hide_all, f) == [Outcome.PASSED]
+    assert outcomes(visible_devices_hide_every_gpu, f) == [Outcome.PASSED]
 
 
 def node(path, r=True, w=True, group="render"):
@@ -48,11 +53,11 @@ def node(path, r=True, w=True, group="render"):
 def test_env061_device_nodes():
     user = row("user", "os", name="alice", uid=1000, groups=["alice"])
     f = facts(node("/dev/kfd", False, False), node("/dev/dri/renderD128"), user)
-    res = run_checks(f, [H.device_node_access], None)
+    res = run_checks(f, [gpu_device_node_not_accessible], None)
     assert [x.outcome for x in res] == [Outcome.FAILED]
     assert "/dev/kfd" in res[0].title and "usermod -aG render alice" in res[0].fixes[0].command
-    assert outcomes(H.device_node_access, facts(node("/dev/kfd"), user)) == [Outcome.PASSED]
-    assert outcomes(H.device_node_access, facts(probed=("device_nodes",))) == [Outcome.SKIPPED]
+    assert outcomes(gpu_device_node_not_accessible, facts(node("/dev/kfd"), user)) == [Outcome.PASSED]
+    assert outcomes(gpu_device_node_not_accessible, facts(probed=("device_nodes",))) == [Outcome.SKIPPED]
 
 
 def test_ctr062_container_without_devices():
@@ -60,13 +65,13 @@ def test_ctr062_container_without_devices():
     rocm = row("framework_builds", "t", name="torch", version="2.3.0+rocm6.0", variant="rocm")
     cpu = row("framework_builds", "t", name="torch", version="2.3.0+cpu", variant="cpu")
     f = facts(ctr, rocm, probed=("device_nodes",))
-    res = run_checks(f, [H.container_without_devices], None)
+    res = run_checks(f, [container_without_gpu_devices], None)
     assert res[0].outcome is Outcome.FAILED and "/dev/kfd" in res[0].fixes[0].text
-    assert outcomes(H.container_without_devices, facts(ctr, cpu, probed=("device_nodes",))) == [Outcome.SKIPPED]
-    assert outcomes(H.container_without_devices, facts(ctr, rocm, node("/dev/kfd"))) == [Outcome.PASSED]
-    assert outcomes(H.container_without_devices, facts(rocm, probed=("device_nodes", "containers"))) == [Outcome.SKIPPED]
+    assert outcomes(container_without_gpu_devices, facts(ctr, cpu, probed=("device_nodes",))) == [Outcome.SKIPPED]
+    assert outcomes(container_without_gpu_devices, facts(ctr, rocm, node("/dev/kfd"))) == [Outcome.PASSED]
+    assert outcomes(container_without_gpu_devices, facts(rocm, probed=("device_nodes", "containers"))) == [Outcome.SKIPPED]
     # device nodes never probed (a pasted report): unknown, not passed
-    assert outcomes(H.container_without_devices, facts(ctr, rocm)) == [Outcome.UNKNOWN]
+    assert outcomes(container_without_gpu_devices, facts(ctr, rocm)) == [Outcome.UNKNOWN]
 
 
 def pkg(name, version, location):
@@ -75,14 +80,14 @@ def pkg(name, version, location):
 
 def test_pkg063_installed_twice():
     f = facts(pkg("torch", "2.3.1", "/venv/site"), pkg("torch", "2.1.0", "/home/u/.local/site"))
-    assert outcomes(H.distribution_installed_twice, f) == [Outcome.FAILED]
+    assert outcomes(distribution_installed_twice, f) == [Outcome.FAILED]
     f = facts(pkg("torch", "2.3.1", "/venv/site"), pkg("numpy", "1.26.4", "/venv/site"))
-    assert outcomes(H.distribution_installed_twice, f) == [Outcome.PASSED]
+    assert outcomes(distribution_installed_twice, f) == [Outcome.PASSED]
     # the same list pasted twice (pip freeze + collect_env) is not two installs
     f = facts(pkg("torch", "2.3.1", "pip"), pkg("torch", "2.3.1+cu121", "pip"))
-    assert outcomes(H.distribution_installed_twice, f) == [Outcome.PASSED]
+    assert outcomes(distribution_installed_twice, f) == [Outcome.PASSED]
 
 
 def test_pkg064_broken_metadata():
-    assert outcomes(H.distribution_metadata_broken, facts(pkg("~orch", "", "/s"))) == [Outcome.FAILED]
-    assert outcomes(H.distribution_metadata_broken, facts(pkg("torch", "2.3.1", "/s"))) == [Outcome.PASSED]
+    assert outcomes(distribution_metadata_broken, facts(pkg("~orch", "", "/s"))) == [Outcome.FAILED]
+    assert outcomes(distribution_metadata_broken, facts(pkg("torch", "2.3.1", "/s"))) == [Outcome.PASSED]

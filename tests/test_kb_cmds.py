@@ -65,7 +65,7 @@ def test_recommend_described_amd_and_none():
 
 def test_recommend_on_h200_facts_names_the_installed_build():
     """On the real H200 capture: the installed torch 2.11.0+cu130 fits and is among the builds named."""
-    from gpuvet.recommend import recommend
+    from gpuvet.app.recommend import recommend
 
     facts = parse_report((REAL / "h200-cuda13" / "collect_env.txt").read_text(), "collect_env.txt")
     result = recommend(facts, KB.load())
@@ -133,7 +133,7 @@ def test_h200_capture_recommend_names_the_installed_working_build():
     # the same facts, re-read by this tree, give the same answer
     from gpuvet import kb as K
     from gpuvet.model import Facts, row
-    from gpuvet.recommend import recommend
+    from gpuvet.app.recommend import recommend
 
     facts = Facts(origin="pasted")
     for table, rows in rec["facts"].items():

@@ -2,7 +2,7 @@
 incidents, bench/incidents-heldout), and the rankings they drive."""
 import pytest
 
-from gpuvet.diagnosis import diagnose_text
+from gpuvet.app.diagnose import diagnose_text
 from gpuvet.logs.extract import hints_in
 
 

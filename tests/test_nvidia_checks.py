@@ -8,15 +8,22 @@ from importlib import resources
 
 import pytest
 import yaml
+from conftest import fixture_text, make_facts
 
-from conftest import fixture_text
-from conftest import make_facts
 from gpuvet import kb as KB
-from gpuvet.checks import nvidia as C
+from gpuvet.app.engine import run_checks
 from gpuvet.checks.base import DOC_HEADINGS
-from gpuvet.engine import run_checks
+from gpuvet.checks.drv import (
+    driver_too_old_for_cuda_toolkit,
+    driver_too_old_for_framework_cuda,
+    nvidia_driver_not_responding,
+    nvidia_kernel_module_differs_from_user_space_driver,
+)
+from gpuvet.checks.ext import nvcc_cannot_target_gpu, nvcc_cuda_differs_from_framework
 from gpuvet.model import Outcome, ProbeError, Severity, row
 from gpuvet.probes import nvidia as N
+
+NVIDIA_CHECKS = [driver_too_old_for_framework_cuda, driver_too_old_for_cuda_toolkit, nvcc_cuda_differs_from_framework, nvidia_kernel_module_differs_from_user_space_driver, nvidia_driver_not_responding, nvcc_cannot_target_gpu]  # the rules of the former checks/nvidia.py
 
 H200 = "real/h200-cuda13/"
 DEB = "real/debian12-cpu-rocm52/"
@@ -64,9 +71,9 @@ UNKNOWN = (Outcome.UNKNOWN, Severity.ERROR)
 # declarations
 
 def test_declarations():
-    codes = [c.code for c in C.CHECKS]
+    codes = [c.code for c in NVIDIA_CHECKS]
     assert len(set(codes)) == len(codes)
-    for c in C.CHECKS:
+    for c in NVIDIA_CHECKS:
         assert 1 <= int(c.code[-3:]) <= 19
         secs = c.sections()
         for h in DOC_HEADINGS:
@@ -90,11 +97,11 @@ def test_declarations():
     (kmod("450.80.02"), "11.8", FAILED_WARN),
 ])
 def test_drv001(drv, build, expect):
-    assert outcome(C.driver_too_old_for_framework, facts(drv, torch(build))) == [expect]
+    assert outcome(driver_too_old_for_framework_cuda, facts(drv, torch(build))) == [expect]
 
 
 def test_drv001_fix_names_minimum_driver_from_kb():
-    [f] = run(C.driver_too_old_for_framework, facts(user("470.82.01", "11.4"), torch("12.4", "2.5.1+cu124")))
+    [f] = run(driver_too_old_for_framework_cuda, facts(user("470.82.01", "11.4"), torch("12.4", "2.5.1+cu124")))
     assert "550.54.14" in f.title and "525.60.13" in f.title
     assert any("550.54.14" in x.text and x.needs_reboot for x in f.fixes)
     assert any(x.applicability.value == "safe" for x in f.fixes)
@@ -104,16 +111,16 @@ def test_drv001_fix_names_minimum_driver_from_kb():
 def test_drv001_skips_and_unknowns():
     # CPU build, no CUDA: skip
     cpu = row("framework_builds", "t", name="torch", version="2.13.0+cpu", cuda="", variant="cpu")
-    assert outcome(C.driver_too_old_for_framework, facts(cpu, user("580.159.04", "13.0"))) == [SKIPPED]
+    assert outcome(driver_too_old_for_framework_cuda, facts(cpu, user("580.159.04", "13.0"))) == [SKIPPED]
     # a CUDA build on a machine without any NVIDIA driver: skip here (other rules speak of it)
-    assert outcome(C.driver_too_old_for_framework, facts(torch("13.0"), probed=("drivers",))) == [SKIPPED]
+    assert outcome(driver_too_old_for_framework_cuda, facts(torch("13.0"), probed=("drivers",))) == [SKIPPED]
     # the driver probe failed: unknown
     err = ProbeError("nvidia-driver", ("drivers", "gpu_devices"), "Failed to initialize NVML: Unknown Error")
-    assert outcome(C.driver_too_old_for_framework, facts(torch("13.0"), errors=[err])) == [UNKNOWN]
+    assert outcome(driver_too_old_for_framework_cuda, facts(torch("13.0"), errors=[err])) == [UNKNOWN]
     # framework builds never collected: unknown
-    assert outcome(C.driver_too_old_for_framework, facts(user("580.159.04", "13.0"))) == [UNKNOWN]
+    assert outcome(driver_too_old_for_framework_cuda, facts(user("580.159.04", "13.0"))) == [UNKNOWN]
     # a driver newer than anything the KB lists: passes
-    assert outcome(C.driver_too_old_for_framework, facts(kmod("999.1"), torch("13.0"))) == [PASSED]
+    assert outcome(driver_too_old_for_framework_cuda, facts(kmod("999.1"), torch("13.0"))) == [PASSED]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -127,15 +134,15 @@ def test_drv001_skips_and_unknowns():
                                     version="12.8.1", path="/usr/local/cuda/version.json"), FAILED_WARN),
 ])
 def test_drv002(drv, tool, expect):
-    assert outcome(C.driver_too_old_for_toolkit, facts(drv, tool, probed=("compilers", "runtimes"))) == [expect]
+    assert outcome(driver_too_old_for_cuda_toolkit, facts(drv, tool, probed=("compilers", "runtimes"))) == [expect]
 
 
 def test_drv002_no_toolkit_or_no_driver():
     # the Debian CPU machine: nvcc 13.0 but no NVIDIA driver -> skipped
-    assert outcome(C.driver_too_old_for_toolkit, facts(nvcc("13.0"), probed=("drivers",))) == [SKIPPED]
-    assert outcome(C.driver_too_old_for_toolkit, facts(user("580.159.04", "13.0"), probed=("compilers", "runtimes"))) == [SKIPPED]
+    assert outcome(driver_too_old_for_cuda_toolkit, facts(nvcc("13.0"), probed=("drivers",))) == [SKIPPED]
+    assert outcome(driver_too_old_for_cuda_toolkit, facts(user("580.159.04", "13.0"), probed=("compilers", "runtimes"))) == [SKIPPED]
     err = ProbeError("nvidia-nvcc", ("compilers",), "`nvcc --version` timed out", "timeout")
-    assert outcome(C.driver_too_old_for_toolkit, facts(user("580.159.04", "13.0"), errors=[err])) == [UNKNOWN]
+    assert outcome(driver_too_old_for_cuda_toolkit, facts(user("580.159.04", "13.0"), errors=[err])) == [UNKNOWN]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -148,14 +155,14 @@ def test_drv002_no_toolkit_or_no_driver():
     (nvcc("13.0", "13.0.88"), "12.8", FAILED_ERR),
 ])
 def test_ext003(tool, build, expect):
-    assert outcome(C.nvcc_differs_from_framework, facts(tool, torch(build))) == [expect]
+    assert outcome(nvcc_cuda_differs_from_framework, facts(tool, torch(build))) == [expect]
 
 
 def test_ext003_skips():
     cpu = row("framework_builds", "t", name="torch", version="2.13.0+cpu", cuda="", variant="cpu")
-    assert outcome(C.nvcc_differs_from_framework, facts(nvcc("13.0"), cpu)) == [SKIPPED]
-    assert outcome(C.nvcc_differs_from_framework, facts(torch("13.0"), probed=("compilers",))) == [SKIPPED]
-    [f] = run(C.nvcc_differs_from_framework, facts(nvcc("11.8"), torch("12.4")))
+    assert outcome(nvcc_cuda_differs_from_framework, facts(nvcc("13.0"), cpu)) == [SKIPPED]
+    assert outcome(nvcc_cuda_differs_from_framework, facts(torch("13.0"), probed=("compilers",))) == [SKIPPED]
+    [f] = run(nvcc_cuda_differs_from_framework, facts(nvcc("11.8"), torch("12.4")))
     assert f.cause == "extension-abi" and f.component == "extension" and "/usr/local/cuda/bin/nvcc" in f.title
 
 
@@ -163,7 +170,7 @@ def test_ext003_skips():
 # DRV004 kernel module vs user-space driver
 
 def test_drv004_fires_on_version_difference():
-    [f] = run(C.kernel_module_mismatch, facts(kmod("550.54.14"), user("550.90.07", "12.4")))
+    [f] = run(nvidia_kernel_module_differs_from_user_space_driver, facts(kmod("550.54.14"), user("550.90.07", "12.4")))
     assert f.outcome is Outcome.FAILED and "550.54.14" in f.title and "550.90.07" in f.title
     assert all(x.applicability.value == "display-only" for x in f.fixes)
 
@@ -172,7 +179,7 @@ def test_drv004_fires_on_nvidia_smi_mismatch_message():
     err = ProbeError("nvidia-driver", ("drivers", "gpu_devices"),
                      "NVML: RM has detected an NVML/RM version mismatch.; Failed to initialize NVML: Driver/library "
                      "version mismatch NVML library version: 580.95")
-    [f] = run(C.kernel_module_mismatch, facts(kmod("580.82.07"), errors=[err]))
+    [f] = run(nvidia_kernel_module_differs_from_user_space_driver, facts(kmod("580.82.07"), errors=[err]))
     assert f.outcome is Outcome.FAILED
     assert "580.82.07" in f.title and "580.95" in f.title
 
@@ -181,16 +188,16 @@ def test_drv004_pasted_nvidia_smi_error():
     # a pasted report: the parser records nvidia-smi's message as a failure of the drivers table
     err = ProbeError("pasted", ("drivers", "gpu_devices"),
                      "Failed to initialize NVML: Driver/library version mismatch NVML library version: 580.95")
-    [f] = run(C.kernel_module_mismatch, facts(kmod("580.82.07"), errors=[err]))
+    [f] = run(nvidia_kernel_module_differs_from_user_space_driver, facts(kmod("580.82.07"), errors=[err]))
     assert f.outcome is Outcome.FAILED and "580.95" in f.title
 
 
 def test_drv004_passes_and_skips():
-    assert outcome(C.kernel_module_mismatch, facts(kmod("580.159.04"), user("580.159.04", "13.0"))) == [PASSED]
-    assert outcome(C.kernel_module_mismatch, facts(probed=("drivers",))) == [SKIPPED]
-    assert outcome(C.kernel_module_mismatch, facts(user("580.159.04", "13.0"))) == [SKIPPED]  # pasted nvidia-smi only
+    assert outcome(nvidia_kernel_module_differs_from_user_space_driver, facts(kmod("580.159.04"), user("580.159.04", "13.0"))) == [PASSED]
+    assert outcome(nvidia_kernel_module_differs_from_user_space_driver, facts(probed=("drivers",))) == [SKIPPED]
+    assert outcome(nvidia_kernel_module_differs_from_user_space_driver, facts(user("580.159.04", "13.0"))) == [SKIPPED]  # pasted nvidia-smi only
     err = ProbeError("nvidia-driver", ("drivers", "gpu_devices"), "Failed to initialize NVML: Unknown Error")
-    assert outcome(C.kernel_module_mismatch, facts(kmod("580.159.04"), errors=[err])) == [UNKNOWN]
+    assert outcome(nvidia_kernel_module_differs_from_user_space_driver, facts(kmod("580.159.04"), errors=[err])) == [UNKNOWN]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -203,7 +210,7 @@ def test_drv004_passes_and_skips():
 ])
 def test_drv005_fires(message, fix_word):
     err = ProbeError("nvidia-driver", ("drivers", "gpu_devices"), message)
-    [f] = run(C.driver_not_responding, facts(kmod("580.159.04"), errors=[err]))
+    [f] = run(nvidia_driver_not_responding, facts(kmod("580.159.04"), errors=[err]))
     assert f.outcome is Outcome.FAILED and message in f.title
     # only the user-space side missing (a container without --gpus) is a warning; a broken driver an error
     assert f.severity is (Severity.WARNING if "not installed" in message else Severity.ERROR)
@@ -213,15 +220,15 @@ def test_drv005_fires(message, fix_word):
 def test_drv005_gpu_without_module():
     err = ProbeError("nvidia-kernel-module", ("drivers",),
                      "NVIDIA GPU on the PCI bus (0000:00:06.0) but no NVIDIA kernel module is loaded")
-    [f] = run(C.driver_not_responding, facts(errors=[err]))
+    [f] = run(nvidia_driver_not_responding, facts(errors=[err]))
     assert f.outcome is Outcome.FAILED and "modprobe" in f.fixes[0].command
 
 
 def test_drv005_passes_skips_and_leaves_mismatch_to_drv004():
-    assert outcome(C.driver_not_responding, facts(kmod("580.159.04"), user("580.159.04", "13.0"))) == [PASSED]
-    assert outcome(C.driver_not_responding, facts(probed=("drivers",))) == [SKIPPED]
+    assert outcome(nvidia_driver_not_responding, facts(kmod("580.159.04"), user("580.159.04", "13.0"))) == [PASSED]
+    assert outcome(nvidia_driver_not_responding, facts(probed=("drivers",))) == [SKIPPED]
     err = ProbeError("nvidia-driver", ("drivers",), "Failed to initialize NVML: Driver/library version mismatch")
-    assert outcome(C.driver_not_responding, facts(kmod("580.82.07"), errors=[err])) == [SKIPPED]
+    assert outcome(nvidia_driver_not_responding, facts(kmod("580.82.07"), errors=[err])) == [SKIPPED]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -232,8 +239,8 @@ def test_h200_capture_passes_every_nvidia_check():
             + N.parse_nvidia_smi(fixture_text(H200 + "nvidia-smi.txt"), "nvidia-smi")
             + N.parse_nvcc(fixture_text(H200 + "nvcc.txt"), "nvcc", "/usr/local/cuda/bin/nvcc")
             + [torch("13.0", "2.11.0+cu130")])
-    found = run_checks(facts(*rows, probed=("runtimes",)), C.CHECKS, KB.load())
-    assert {x.code: x.outcome for x in found} == {c.code: Outcome.PASSED for c in C.CHECKS}
+    found = run_checks(facts(*rows, probed=("runtimes",)), NVIDIA_CHECKS, KB.load())
+    assert {x.code: x.outcome for x in found} == {c.code: Outcome.PASSED for c in NVIDIA_CHECKS}
 
 
 def test_debian_cpu_capture_skips():
@@ -241,7 +248,7 @@ def test_debian_cpu_capture_skips():
     rows += N.parse_proc_version(fixture_text(DEB + "proc-driver-nvidia-version.txt"), "proc")
     rows += N.parse_nvidia_smi(fixture_text(DEB + "nvidia-smi.txt"), "nvidia-smi")
     cpu = row("framework_builds", "t", name="torch", version="2.13.0+cpu", cuda="", variant="cpu")
-    found = run_checks(facts(*rows, cpu, probed=("drivers", "gpu_devices", "runtimes")), C.CHECKS, KB.load())
+    found = run_checks(facts(*rows, cpu, probed=("drivers", "gpu_devices", "runtimes")), NVIDIA_CHECKS, KB.load())
     assert {x.outcome for x in found} == {Outcome.SKIPPED}
 
 
@@ -288,12 +295,12 @@ def test_cuda_toolkits_content():
 
 def test_major_only_build_cuda():
     jax = row("framework_builds", "t", name="jaxlib", version="0.11.2", cuda="13", variant="cuda")
-    assert outcome(C.driver_too_old_for_framework, facts(user("580.159.04", "13.0"), jax)) == [PASSED]
-    assert outcome(C.driver_too_old_for_framework, facts(user("575.57.08", "12.9"), jax)) == [FAILED_ERR]
-    assert outcome(C.nvcc_differs_from_framework, facts(nvcc("13.0", "13.0.88"), jax)) == [PASSED]
-    assert outcome(C.nvcc_differs_from_framework, facts(nvcc("12.8"), jax)) == [FAILED_ERR]
+    assert outcome(driver_too_old_for_framework_cuda, facts(user("580.159.04", "13.0"), jax)) == [PASSED]
+    assert outcome(driver_too_old_for_framework_cuda, facts(user("575.57.08", "12.9"), jax)) == [FAILED_ERR]
+    assert outcome(nvcc_cuda_differs_from_framework, facts(nvcc("13.0", "13.0.88"), jax)) == [PASSED]
+    assert outcome(nvcc_cuda_differs_from_framework, facts(nvcc("12.8"), jax)) == [FAILED_ERR]
     # a major-only build does not change how the next build is judged
-    found = outcome(C.nvcc_differs_from_framework, facts(nvcc("12.6"), row("framework_builds", "t", name="jaxlib",
+    found = outcome(nvcc_cuda_differs_from_framework, facts(nvcc("12.6"), row("framework_builds", "t", name="jaxlib",
                                                                                version="0.5", cuda="12"), torch("12.4")))
     assert found == [FAILED_WARN]
 
@@ -310,15 +317,15 @@ def test_h200_gpuvet_check_json_capture():
     assert [c["version"] for c in fx["compilers"] if c["name"] == "nvcc"] == ["13.0.88"]
     torch_row = next(b for b in fx["framework_builds"] if b["name"] == "torch")
     assert torch_row["cuda"] == "13.0" and "sm_90" in torch_row["targets"]
-    got = {f["code"]: f["outcome"] for f in doc["findings"] if f["code"] in {c.code for c in C.CHECKS}}
-    assert got == {c.code: "passed" for c in C.CHECKS}
+    got = {f["code"]: f["outcome"] for f in doc["findings"] if f["code"] in {c.code for c in NVIDIA_CHECKS}}
+    assert got == {c.code: "passed" for c in NVIDIA_CHECKS}
     assert [r["version"] for r in fx["runtimes"] if r["name"] == "cuda-toolkit"] == ["13.0"]
     assert doc["probe_errors"] == []
     # and the same facts, re-read, pass the checks of this tree
     rows = [row(t, d.pop("source"), **d) for t in ("drivers", "gpu_devices", "compilers", "runtimes", "framework_builds")
             for d in (dict(x) for x in fx.get(t, []))]
-    found = run_checks(facts(*rows, probed=("runtimes",)), C.CHECKS, KB.load())
-    assert {x.code: x.outcome for x in found} == {c.code: Outcome.PASSED for c in C.CHECKS}
+    found = run_checks(facts(*rows, probed=("runtimes",)), NVIDIA_CHECKS, KB.load())
+    assert {x.code: x.outcome for x in found} == {c.code: Outcome.PASSED for c in NVIDIA_CHECKS}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -340,13 +347,13 @@ def ngpu(name, cc=None, index=0):
     (nvcc("12.8"), ngpu("Tesla V100-SXM2-16GB", "7.0"), SKIPPED),   # no floor recorded for 12.x
 ])
 def test_ext006(tool, gpu, expect):
-    assert outcome(C.nvcc_cannot_target_gpu, facts(tool, gpu)) == [expect]
+    assert outcome(nvcc_cannot_target_gpu, facts(tool, gpu)) == [expect]
 
 
 def test_ext006_skips_and_unknown():
-    assert outcome(C.nvcc_cannot_target_gpu, facts(nvcc("13.0"), probed=("gpu_devices",))) == [SKIPPED]
-    assert outcome(C.nvcc_cannot_target_gpu, facts(ngpu("NVIDIA H200", "9.0"), probed=("compilers",))) == [SKIPPED]
+    assert outcome(nvcc_cannot_target_gpu, facts(nvcc("13.0"), probed=("gpu_devices",))) == [SKIPPED]
+    assert outcome(nvcc_cannot_target_gpu, facts(ngpu("NVIDIA H200", "9.0"), probed=("compilers",))) == [SKIPPED]
     # a GPU whose architecture nothing tells (no compute capability, name unknown to the KB)
-    assert outcome(C.nvcc_cannot_target_gpu, facts(nvcc("13.0"), ngpu("Mystery GPU"))) == [UNKNOWN]
-    [f] = run(C.nvcc_cannot_target_gpu, facts(nvcc("13.0"), ngpu("Tesla V100-SXM2-16GB", "7.0")))
+    assert outcome(nvcc_cannot_target_gpu, facts(nvcc("13.0"), ngpu("Mystery GPU"))) == [UNKNOWN]
+    [f] = run(nvcc_cannot_target_gpu, facts(nvcc("13.0"), ngpu("Tesla V100-SXM2-16GB", "7.0")))
     assert f.cause == "gpu-arch-unsupported" and "sm_70" in f.title

@@ -1,9 +1,9 @@
 """One explicit, sorted registry of every check (nothing registers itself on import).
 
-Modules group rules by the part of the stack whose facts they read: ``nvidia`` (driver, CUDA
-runtime, nvcc), ``amd`` (amdgpu/ROCk, ROCm, HIP, hipcc, MIOpen), ``build`` (framework build, GPU
-targets, loaded libraries), ``host`` (device access, environment, containers, packages) and
-``compat`` (rules that reason with the knowledge base's release tables).
+Rules are grouped on one axis: the stack layer their code prefix names, one module per prefix
+(``drv``, ``rtm``, ``bld``, ``pkg``, ``ext``, ``lib``, ``env``, ``ctr``; ``hw``, ``log``, ``val`` when
+they have checks).  A rule's function name is its kebab-case name in snake case.  Helpers shared by
+several layers live in ``common`` and ``gpu``.
 """
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from .base import Check
 
 @functools.lru_cache(maxsize=1)
 def _all() -> tuple[Check, ...]:
-    from . import amd, build, compat, host, nvidia
+    from . import bld, ctr, drv, env, ext, lib, pkg, rtm
 
     checks: list[Check] = []
-    for mod in (amd, build, compat, host, nvidia):
+    for mod in (drv, rtm, bld, pkg, ext, lib, env, ctr):
         checks.extend(mod.CHECKS)
     codes = [c.code for c in checks]
     dupes = {c for c in codes if codes.count(c) > 1}

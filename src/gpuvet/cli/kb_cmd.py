@@ -1,13 +1,20 @@
-"""`gpuvet compat`, `gpuvet recommend` and `gpuvet kb info`: the knowledge base's commands."""
+"""`gpuvet compat`, `gpuvet recommend` and `gpuvet kb info`: argv -> options -> app -> render -> exit."""
 from __future__ import annotations
 
-import json
 from typing import Callable
 
 import click
 
-from .common import emit, env_of, make_policy, output_options, policy_options
-from .env import GpuvetError
+from gpuvet.model.errors import GpuvetError
+
+from .common import (
+    emit,
+    env_of,
+    format_option,
+    make_policy,
+    output_options,
+    policy_options,
+)
 
 
 def stack_options(func: Callable) -> Callable:
@@ -32,7 +39,7 @@ def stack_options(func: Callable) -> Callable:
 
 
 def _description(torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, glibc):
-    from gpuvet.compat import Description, DescriptionError, parse_package
+    from gpuvet.app.compat import Description, DescriptionError, parse_package
 
     try:
         pkgs = [parse_package(p) for p in packages]
@@ -54,23 +61,13 @@ def compat(ctx: click.Context, torch, cuda, rocm, driver, gpu, python, packages,
     Says whether it works, breaks, or is unknown (the knowledge base does not know enough: never a
     guess), which checks decide it, why, and the source.  Exit status 1 when it breaks (at or above
     --fail-on)."""
-    from gpuvet import kb as kbmod
-    from gpuvet.compat import DescriptionError, evaluate
-    from gpuvet.engine import exit_code
+    from gpuvet.app.compat import CompatOptions, run
+    from gpuvet.app.engine import exit_code
 
     env = env_of(ctx)
-    started = env.clock()
-    if not any((torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, glibc)):
-        raise click.UsageError("describe a stack: give at least one of --torch, --cuda, --rocm, --driver, --gpu, "
-                               "--python, --package, --gcc")
     desc = _description(torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, glibc)
     policy = make_policy(select, ignore, ack, fail_on)
-    kb = kbmod.load()
-    try:
-        report = evaluate(desc, kb, policy=policy)
-    except DescriptionError as exc:
-        raise click.UsageError(str(exc)) from None
-    report.meta["elapsed_s"] = round(env.clock() - started, 3)
+    report = run(CompatOptions(desc, policy), env)
     emit(report, env, fmt, output, verbose)
     return int(exit_code(report, policy.fail_on))
 
@@ -79,8 +76,7 @@ def compat(ctx: click.Context, torch, cuda, rocm, driver, gpu, python, packages,
 @stack_options
 @click.option("--deadline", type=float, default=4.0, show_default=True,
               help="Seconds to wait for the probes (this machine only).")
-@click.option("--format", "-f", "fmt", type=click.Choice(["terminal", "json"]), default="terminal",
-              show_default=True, help="Output format.")
+@format_option(documents=True)
 @click.pass_context
 def recommend(ctx: click.Context, torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, glibc,
               deadline, fmt) -> int:
@@ -88,35 +84,14 @@ def recommend(ctx: click.Context, torch, cuda, rocm, driver, gpu, python, packag
 
     Without options it reads this machine; with --gpu/--driver/--python ... it recommends for the
     described one."""
-    from gpuvet import kb as kbmod
-    from gpuvet.engine import build_report
-    from gpuvet.recommend import recommend as do_recommend, render_text
+    from gpuvet.app.recommend import RecommendOptions, run
 
     env = env_of(ctx)
-    started = env.clock()
-    kb = kbmod.load()
     described = any((torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, glibc))
-    if described:
-        from gpuvet.compat import DescriptionError, build_facts
-
-        try:
-            facts, _ = build_facts(_description(torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, glibc), kb)
-        except DescriptionError as exc:
-            raise click.UsageError(str(exc)) from None
-    else:
-        from gpuvet.probes.base import run_probes
-        from gpuvet.probes.registry import all_probes
-
-        facts = run_probes(env.system(), all_probes(), deadline=deadline)
-    result = do_recommend(facts, kb)
-    if fmt == "json":
-        report = build_report("recommend", facts, [], kb)
-        report.meta["elapsed_s"] = round(env.clock() - started, 3)
-        report.extra = result
-        emit(report, env, "json", None)
-    else:
-        env.stdout.write(render_text(result))
-    return 0 if result["recommendation"] is not None else 1
+    desc = _description(torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, glibc) if described else None
+    report = run(RecommendOptions(desc, deadline), env)
+    emit(report, env, fmt, None)
+    return 0 if report.extra["recommendation"] is not None else 1
 
 
 @click.group()
@@ -125,31 +100,14 @@ def kb() -> None:
 
 
 @kb.command("info")
-@click.option("--format", "-f", "fmt", type=click.Choice(["terminal", "json"]), default="terminal", show_default=True)
+@format_option(documents=True)
 @click.pass_context
 def kb_info(ctx: click.Context, fmt: str) -> int:
     """KB version, date, and what each table covers (releases, GPUs, toolkits)."""
-    from gpuvet import kb as kbmod
-    from gpuvet.kb import query as q
+    from gpuvet.app.rules import kb_info as run
 
     env = env_of(ctx)
-    k = kbmod.load()
-    cov = q.coverage(k)
-    if fmt == "json":
-        env.stdout.write(json.dumps({"version": k.version, "date": k.date, "tables": cov}, indent=2, default=str) + "\n")
-        return 0
-    out = [f"gpuvet knowledge base {k.version} ({k.date})", ""]
-    for name, info in cov.items():
-        out.append(f"{name}: {info['entries']} entries")
-        for key, val in info.items():
-            if key in ("entries", "description"):
-                continue
-            if isinstance(val, dict):
-                val = "; ".join(f"{k2}: {', '.join(map(str, v2)) if isinstance(v2, list) else v2}" for k2, v2 in val.items())
-            elif isinstance(val, list):
-                val = ", ".join(map(str, val))
-            out.append(f"  {key}: {val}")
-    env.stdout.write("\n".join(out) + "\n")
+    emit(run(env), env, fmt, None)
     return 0
 
 

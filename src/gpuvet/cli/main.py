@@ -9,9 +9,9 @@ from typing import Sequence
 import click
 
 from gpuvet import __version__
+from gpuvet.app.env import Environment
 from gpuvet.model import ExitCode
-
-from .env import Environment, GpuvetError
+from gpuvet.model.errors import GpuvetError, UsageError
 
 # command name -> (module, attribute, one-line help).  The help text is here so `gpuvet --help` does
 # not import every command module.
@@ -88,6 +88,10 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
     except click.ClickException as exc:
         env.stderr.write(f"gpuvet: error: {exc.format_message()}\n")
         return int(ExitCode.BAD_INPUT)
+    except UsageError as exc:  # raised by a use case: the same one line as click's usage errors
+        sub = next((a for a in argv if a in COMMANDS), "")
+        env.stderr.write(f"gpuvet: error: {exc}\nTry 'gpuvet {sub} --help'.\n".replace("  ", " "))
+        return int(exc.code)
     except GpuvetError as exc:
         env.stderr.write(f"gpuvet: error: {exc}\n")
         return int(exc.code)

@@ -120,7 +120,7 @@ def _writer(stream):
 
 def run_child(argv: Sequence[str], env_vars: dict[str, str], out_write, err_write, log_path: str,
               timeout: float | None, on_hang=None) -> Outcome:
-    from gpuvet.diagnosis import HEAD_BYTES
+    from gpuvet.app.diagnose import HEAD_BYTES
     from gpuvet.logs.match import Scanner
     from gpuvet.logs.signatures import load_catalog
 
@@ -300,7 +300,7 @@ def _rm(path: str) -> None:
 
 
 def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env, system, here: bool) -> None:
-    from gpuvet import diagnosis
+    from gpuvet.app import diagnose as diagnosis
     from gpuvet.render import render
     from gpuvet.render.json import report_dict
 

@@ -73,7 +73,7 @@ def _common(func):
 
 def _run(ctx, kind, level, python, device, cases, inject, against, no_save, db, snapshot, case_timeout, html,
          quiet, fmt, output, verbose, select, ignore, ack, fail_on, ops_from=None, listing=False) -> int:
-    from . import validate_app as app
+    from gpuvet.app import validate as app
 
     env = env_of(ctx)
     policy = make_policy(select, ignore, ack, fail_on)
@@ -92,7 +92,7 @@ def _run(ctx, kind, level, python, device, cases, inject, against, no_save, db, 
         report = app.run_validate(opts, env, progress)
     finally:
         progress.close()
-    from gpuvet.engine import _apply_policy, exit_code, score
+    from gpuvet.app.engine import _apply_policy, exit_code, score
 
     report.findings = [_apply_policy(f, policy) for f in report.findings if policy.wants(f.code)]
     report.score, report.deductions = score(report.findings)
@@ -157,9 +157,9 @@ def bench(ctx, **kw) -> int:
 @click.pass_context
 def compare(ctx, base, new, db, html, fmt, output, verbose, select, ignore, ack, fail_on) -> int:
     """Per-case deltas of run NEW against run BASE, with the noise band of their repeated timings."""
-    from gpuvet.engine import exit_code
+    from gpuvet.app.engine import exit_code
 
-    from . import validate_app as app
+    from gpuvet.app import validate as app
 
     env = env_of(ctx)
     policy = make_policy(select, ignore, ack, fail_on)
@@ -179,9 +179,9 @@ def scan(ctx, paths, python, fmt, output, verbose, select, ignore, ack, fail_on)
     """Read a project's Python code (AST, never imported) and list the operators known to differ across
     versions and backends, calls that break on ROCm, settings made in code and environment set through
     os.environ, each with what it does on the detected stack."""
-    from gpuvet.engine import exit_code
+    from gpuvet.app.engine import exit_code
 
-    from . import validate_app as app
+    from gpuvet.app import validate as app
 
     env = env_of(ctx)
     policy = make_policy(select, ignore, ack, fail_on)

@@ -3,21 +3,29 @@ Schemas under ``kb/schemas`` in the test suite, loaded lazily and cached.
 
 Every data file is a mapping ``{table: NAME, description: ..., entries: [...]}`` named ``NAME.yaml``;
 ``kb.yaml`` holds the KB's version and date, which are stamped into every report.  A table is parsed
-the first time a command asks for it (``gpuvet check`` never parses the log signatures), and the
-parsed table is kept in a pickle under the user's cache directory keyed by the data file's size and
-modification time, so the YAML is parsed once per installed version, not once per run.
+the first time a command asks for it (``gpuvet check`` never parses the log signatures).
+
+The parsed table is cached as JSON (data only: reading it cannot run code, unlike a pickle) under
+``$XDG_CACHE_HOME/gpuvet/kb/``, keyed by the SHA-256 of the YAML file's bytes.  A cache entry is used
+only when the directories ``gpuvet/`` and ``gpuvet/kb/`` and the file are owned by this user and not
+writable by group or others, the file is a regular file (opened without following links and without
+blocking, so a FIFO planted there is never waited on), under a size cap, names the same key and holds
+a document of the table's shape.  Anything else is a miss: the YAML is parsed and the entry rewritten.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
-import pickle
+import stat
+import secrets
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
+MAX_CACHE_BYTES = 16 * 1024 * 1024  # the largest table is ~130 KB of YAML
 
 
 class KBError(Exception):
@@ -32,10 +40,12 @@ def _cache_dir() -> Path | None:
     if os.environ.get("GPUVET_NO_CACHE"):
         return None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):  # the XDG spec: a relative path is invalid and must be ignored
+        return None
     return Path(base) / "gpuvet" / "kb"
 
 
-def _yaml_load(path: Path) -> Any:
+def _yaml_load(path: Path, raw: bytes | None = None) -> Any:
     import yaml  # lazily: only a cache miss pays for parsing
 
     try:
@@ -43,35 +53,120 @@ def _yaml_load(path: Path) -> Any:
     except ImportError:  # pragma: no cover
         from yaml import SafeLoader as Loader  # type: ignore[assignment]
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)
-    except yaml.YAMLError as exc:
+        text = (raw if raw is not None else path.read_bytes()).decode("utf-8")
+        return yaml.load(text, Loader=Loader)
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise KBError(f"kb/data/{path.name}: {exc}") from None
 
 
-def _load_file(path: Path) -> Any:
-    """Parse one data file, through the pickle cache when it is usable (never trusted blindly: the key
-    holds the file's path, size and mtime, and any error falls back to parsing)."""
-    st = path.stat()
-    key = hashlib.sha256(f"{CACHE_FORMAT}|{path}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:24]
-    cdir = _cache_dir()
-    cfile = cdir / f"{path.stem}-{key}.pickle" if cdir else None
-    if cfile is not None:
+def _private(st: os.stat_result) -> bool:
+    """Owned by this (effective) user and not writable by group or others."""
+    return st.st_uid == os.geteuid() and not (st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _open_dir(path: Path, create: bool) -> int | None:
+    """A file descriptor of our own cache directory ``path`` (``.../gpuvet/kb``), or None when it (or
+    ``.../gpuvet``) is missing, a link, not ours, or writable by others.  ``create`` makes them 0700."""
+    fd: int | None = None
+    if create:
         try:
-            with open(cfile, "rb") as fh:
-                return pickle.load(fh)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
-            pass
-    doc = _yaml_load(path)
-    if cfile is not None:
-        try:
-            cdir.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
-            tmp = cfile.with_suffix(f".tmp{os.getpid()}")
-            with open(tmp, "wb") as fh:
-                pickle.dump(doc, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, cfile)
+            os.makedirs(path.parent.parent, 0o700, exist_ok=True)
         except OSError:
-            pass  # a read-only home is fine: parse every time
-    return doc
+            return None
+    try:
+        parent = os.open(path.parent.parent, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        fd = parent
+        for name in (path.parent.name, path.name):
+            if create:
+                try:
+                    os.mkdir(name, 0o700, dir_fd=fd)
+                except FileExistsError:
+                    pass
+            nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+            if not _private(os.fstat(fd)):
+                os.close(fd)
+                return None
+        return fd
+    except OSError:
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        return None
+
+
+def _read_cache(dfd: int, name: str, key: str) -> Any:
+    """The cached document, or raise ValueError/OSError (a miss) for anything untrustworthy."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), dir_fd=dfd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not _private(st) or st.st_size > MAX_CACHE_BYTES:
+            raise ValueError("not a private regular file")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            raw = fh.read(MAX_CACHE_BYTES + 1)
+    finally:
+        os.close(fd)
+    entry = json.loads(raw)
+    if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
+        raise ValueError("another key")
+    return entry.get("doc")
+
+
+def _write_cache(dfd: int, name: str, key: str, doc: Any) -> None:
+    tmp = f".tmp-{secrets.token_hex(8)}"  # unpredictable, created exclusively, 0600
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"format": CACHE_FORMAT, "key": key, "doc": doc}, fh, separators=(",", ":"))
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except (OSError, TypeError, ValueError):
+        try:
+            os.unlink(tmp, dir_fd=dfd)
+        except OSError:
+            pass
+
+
+def _load_file(path: Path, valid: Callable[[Any], bool] = lambda doc: True) -> Any:
+    """Parse one data file, through the JSON cache when an entry there is trustworthy and ``valid``."""
+    raw = path.read_bytes()
+    key = hashlib.sha256(b"%d|" % CACHE_FORMAT + raw).hexdigest()[:32]
+    cdir = _cache_dir()
+    name = f"{path.stem}-{key}.json"
+    dfd = _open_dir(cdir, create=False) if cdir is not None else None
+    try:
+        if dfd is not None:
+            try:
+                doc = _read_cache(dfd, name, key)
+                if valid(doc):
+                    return doc
+            except (OSError, ValueError, RecursionError):
+                pass  # a bad entry is a miss
+        doc = _yaml_load(path, raw)
+        if cdir is not None and valid(doc):
+            if dfd is None:
+                dfd = _open_dir(cdir, create=True)
+            if dfd is not None:
+                _write_cache(dfd, name, key, doc)
+        return doc
+    finally:
+        if dfd is not None:
+            os.close(dfd)
+
+
+def _table_shape(name: str) -> Callable[[Any], bool]:
+    def ok(doc: Any) -> bool:
+        return (isinstance(doc, dict) and doc.get("table") == name and isinstance(doc.get("entries"), list)
+                and all(isinstance(e, dict) for e in doc["entries"]))
+    return ok
 
 
 class KB:
@@ -79,7 +174,9 @@ class KB:
 
     def __init__(self, data_dir: Path | None = None):
         self.data_dir = data_dir or _data_dir()
-        meta = _load_file(self.data_dir / "kb.yaml") or {}
+        meta = _load_file(self.data_dir / "kb.yaml", lambda d: isinstance(d, dict)) or {}
+        if not isinstance(meta, dict):
+            raise KBError("kb/data/kb.yaml: needs a mapping with version and date")
         self.version = str(meta.get("version", "0"))
         self.date = str(meta.get("date", ""))
         self._tables: dict[str, list[dict[str, Any]]] = {}
@@ -94,7 +191,7 @@ class KB:
             if not path.exists():
                 self._tables[name] = []
                 return []
-            doc = _load_file(path)
+            doc = _load_file(path, _table_shape(name))
             if not isinstance(doc, dict) or doc.get("table") != name or not isinstance(doc.get("entries"), list):
                 raise KBError(f"kb/data/{path.name}: needs 'table: {name}' and a list 'entries'")
             self._tables[name] = doc["entries"]

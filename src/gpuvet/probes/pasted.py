@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 
 from gpuvet.model import Facts, ProbeError, Row, row
 
-from . import amd, framework, host, nvidia
+from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 NA = {"", "n/a", "na", "none", "could not collect", "no cuda", "false"}
@@ -305,13 +305,13 @@ def _parser(module, name: str) -> Callable[[str, str], list[Row]] | None:
 DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
     (re.compile(r"^(PyTorch version:|Collecting environment information)", re.M), None, "parse_collect_env"),
     (re.compile(r"^\[(pip3?|conda)\] ", re.M), None, "parse_relevant_libraries"),
-    (re.compile(r"ROCk module|HSA System Attributes|HSA Agents|Marketing Name:|amdgcn-amd-amdhsa"), amd, "parse_rocminfo"),
-    (re.compile(r"ROCk module version"), amd, "parse_rock_module"),
-    (re.compile(r"HIP_PLATFORM|^HIP version\s*:|HIP_PATH\s*:", re.M), amd, "parse_hipconfig"),
-    (re.compile(r"^HIP version: ", re.M), amd, "parse_hipcc_version"),
-    (re.compile(r"ROCm System Management Interface|^GPU\[\d+\]\s*:", re.M), amd, "parse_rocm_smi"),
-    (re.compile(r"^(GPU: \d+|\s*ASIC:|\s*MARKET_NAME:|\s*TARGET_GRAPHICS_VERSION:)|AMDSMI Tool:", re.M), amd, "parse_amd_smi"),
-    (re.compile(r"^ii\s+(rocm-core|hip-runtime-amd|amdgpu-dkms|libamdhip64|miopen-hip|rocblas|hipcc|rocminfo)", re.M), amd, "parse_dpkg"),
+    (re.compile(r"ROCk module|HSA System Attributes|HSA Agents|Marketing Name:|amdgcn-amd-amdhsa"), rocminfo, "parse_rocminfo"),
+    (re.compile(r"ROCk module version"), kfd, "parse_rock_module"),
+    (re.compile(r"HIP_PLATFORM|^HIP version\s*:|HIP_PATH\s*:", re.M), hip, "parse_hipconfig"),
+    (re.compile(r"^HIP version: ", re.M), hip, "parse_hipcc_version"),
+    (re.compile(r"ROCm System Management Interface|^GPU\[\d+\]\s*:", re.M), rocm_smi, "parse_rocm_smi"),
+    (re.compile(r"^(GPU: \d+|\s*ASIC:|\s*MARKET_NAME:|\s*TARGET_GRAPHICS_VERSION:)|AMDSMI Tool:", re.M), rocm_smi, "parse_amd_smi"),
+    (re.compile(r"^ii\s+(rocm-core|hip-runtime-amd|amdgpu-dkms|libamdhip64|miopen-hip|rocblas|hipcc|rocminfo)", re.M), dpkg, "parse_dpkg"),
     (re.compile(r"NVIDIA-SMI|Driver Version\s*:|CUDA Version\s*:|^name, |NVSMI LOG", re.M), nvidia, "parse_nvidia_smi"),
     (re.compile(r"NVRM version"), nvidia, "parse_proc_version"),
     (re.compile(r"Cuda compilation tools, release"), nvidia, "parse_nvcc"),
@@ -346,7 +346,7 @@ def parse_report(text: str, source: str = "<pasted>") -> Facts:
         # a pasted nvidia-smi that failed: the driver tables could not be read, which checks must see
         facts.fail(ProbeError("pasted.nvidia-smi", ("drivers", "gpu_devices"), msg))
         recognised = True
-    amd_err = getattr(amd, "rocminfo_error", None)
+    amd_err = getattr(rocminfo, "rocminfo_error", None)
     looks_rocminfo = re.search(r"ROCk module|HSA System Attributes|HSA Agents|hsa api call failure", text)
     msg = amd_err(text) if amd_err and looks_rocminfo else None
     if msg:

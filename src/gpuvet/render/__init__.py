@@ -1,11 +1,40 @@
-"""Renderers: ``Report -> str``, one module per format; no printing, no clock, no isatty."""
+"""Renderers: ``Report -> str``, one module per format; no printing, no clock, no isatty.
+
+The registry below is the one list of formats: the CLI's ``--format`` choices, the README and the tests
+read it.  A new format is one module with a ``render``-style function plus one line here.  ``documents``:
+the format also renders the document commands (``rules``, ``rule``, ``kb info``, ``recommend``), whose
+views live in ``render.listing``."""
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
 from typing import Callable
 
 from gpuvet.model import Report
 
-FORMATS = ("terminal", "json", "markdown", "junit", "html")
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    target: str  # "module:function"
+    help: str
+    documents: bool = False
+
+
+REGISTRY: tuple[Format, ...] = (
+    Format("terminal", "gpuvet.render.terminal:render_terminal", "for people (colour on a terminal)", documents=True),
+    Format("json", "gpuvet.render.json:render_json", "versioned document (docs/report-schema.json)", documents=True),
+    Format("markdown", "gpuvet.render.markdown:render_markdown", "for an issue or a pull request"),
+    Format("junit", "gpuvet.render.junit:render_junit", "JUnit XML for CI test reports"),
+    Format("html", "gpuvet.render.html:render_html", "one self-contained page with plots (validate, bench)"),
+)
+
+FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY)
+
+
+def formats(documents: bool = False) -> list[str]:
+    """The format names; ``documents``: only those that also render the document commands."""
+    return [f.name for f in REGISTRY if f.documents or not documents]
 
 
 def render(report: Report, fmt: str, **opts) -> str:
@@ -13,19 +42,8 @@ def render(report: Report, fmt: str, **opts) -> str:
 
 
 def renderer(fmt: str) -> Callable[..., str]:
-    if fmt == "json":
-        from .json import render_json
-        return render_json
-    if fmt == "markdown":
-        from .markdown import render_markdown
-        return render_markdown
-    if fmt == "junit":
-        from .junit import render_junit
-        return render_junit
-    if fmt == "html":
-        from .html import render_html
-        return render_html
-    if fmt == "terminal":
-        from .terminal import render_terminal
-        return render_terminal
-    raise ValueError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+    spec = next((f for f in REGISTRY if f.name == fmt), None)
+    if spec is None:
+        raise ValueError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+    module, _, func = spec.target.partition(":")
+    return getattr(importlib.import_module(module), func)

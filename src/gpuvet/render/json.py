@@ -31,4 +31,8 @@ def report_dict(report: Report) -> dict[str, Any]:
 
 
 def render_json(report: Report, **_: Any) -> str:
+    from .listing import JSON_DOCUMENTS, document_json
+
+    if report.command in JSON_DOCUMENTS:  # rules, rule, kb info: the document itself
+        return document_json(report)
     return json.dumps(report_dict(report), indent=2, sort_keys=False, default=str) + "\n"

@@ -1,9 +1,9 @@
 """The stack, layer by layer, as (layer, component, version, read-from) lines for every renderer."""
 from __future__ import annotations
 
-from gpuvet.model import Facts
-
 import re
+
+from gpuvet.model import Facts
 
 MAX_VALUE = 80
 # Packages shown in the stack: the framework, its companions, extensions and GPU wheels.  Every

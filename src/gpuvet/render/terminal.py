@@ -15,6 +15,10 @@ MARK = {Outcome.FAILED: "✗", Outcome.UNKNOWN: "?", Outcome.PASSED: "✓", Outc
 
 def render_terminal(report: Report, color: bool = False, width: int = 100, verbose: bool = False,
                     **_: Any) -> str:
+    from .listing import TEXT_VIEWS
+
+    if report.command in TEXT_VIEWS:  # a document command (rules, kb info, recommend): its own view
+        return TEXT_VIEWS[report.command](report)
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text

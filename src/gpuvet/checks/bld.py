@@ -1,25 +1,28 @@
-"""Checks: the framework build -- GPU targets, CPU-only and wrong-vendor builds, pre-releases, and
-which copy of each GPU runtime library the framework really loads."""
+"""BLD: the framework build (GPU targets, variant, prerelease, loaded libraries, KB release tables)."""
 from __future__ import annotations
 
 import os
 import re
-from typing import Iterable
+from typing import Any, Iterable
 
-from gpuvet.model.arch import gfx_from_override
+from gpuvet.kb import query as q
 from gpuvet.model import Row, Severity
+from gpuvet.model.arch import gfx_from_override
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
+from .common import _install_cmd, _packages, _torch, _variant
 from .gpu import gpu_arch
 
 GPU_VARIANTS = ("cuda", "rocm")
+
+
 LIB_LABEL = {"cudnn": "cuDNN", "cublas": "cuBLAS", "cublaslt": "cuBLASLt", "nccl": "NCCL", "cudart": "CUDA runtime",
              "cusparselt": "cuSPARSELt", "nvrtc": "NVRTC", "amdhip64": "HIP runtime", "miopen": "MIOpen",
              "rocblas": "rocBLAS", "hipblaslt": "hipBLASLt", "rccl": "RCCL", "hipblas": "hipBLAS"}
 
 
 # -- helpers -------------------------------------------------------------------------------------------
-def _label(b: Row) -> str:
+def _build_label(b: Row) -> str:
     return f"{b.get('name', 'framework')} {b.get('version', '')}".strip()
 
 
@@ -70,9 +73,7 @@ def cuda_target_runs(target: str, device: str) -> str | None:
     return "cubin" if t.group(1) == "sm" else "ptx"
 
 
-
-
-def _env(ctx: Context, name: str) -> Row | None:
+def _build_env(ctx: Context, name: str) -> Row | None:
     for r in ctx.facts.table("env_vars"):
         if r.get("name") == name:
             return r
@@ -129,7 +130,7 @@ def gpu_arch_not_in_build(ctx: Context) -> Iterable:
     if not gpus:
         yield Skip("no GPU found")
         return
-    override = _env(ctx, "HSA_OVERRIDE_GFX_VERSION")
+    override = _build_env(ctx, "HSA_OVERRIDE_GFX_VERSION")
     checked = False
     for b in builds:
         vendor = _vendor_of_variant(b.get("variant"))
@@ -139,11 +140,11 @@ def gpu_arch_not_in_build(ctx: Context) -> Iterable:
         targets = [t for t in (b.get("targets") or []) if t]
         if not targets and not b.get("targets_source"):
             # a pasted / described build: nobody read its libraries; BLD102 judges the official wheel's list
-            yield Skip(f"the GPU targets of {_label(b)} were not read from its libraries")
+            yield Skip(f"the GPU targets of {_build_label(b)} were not read from its libraries")
             continue
         if not targets:
-            yield Unknown(f"the GPU targets of {_label(b)} are not known ({b.get('targets_source') or 'not read'})",
-                          [ev(b, f"{_label(b)}: {b.get('targets_source') or 'no targets'}")])
+            yield Unknown(f"the GPU targets of {_build_label(b)} are not known ({b.get('targets_source') or 'not read'})",
+                          [ev(b, f"{_build_label(b)}: {b.get('targets_source') or 'no targets'}")])
             continue
         seen: set[str] = set()
         for g in mine:
@@ -157,7 +158,7 @@ def gpu_arch_not_in_build(ctx: Context) -> Iterable:
             seen.add(arch)
             checked = True
             gname = f"GPU {g.get('index', '')} {g.get('name', '') or ''} ({arch})".replace("  ", " ")
-            evidence = [ev(g, gname), ev(b, f"{_label(b)} targets: {', '.join(targets)} "
+            evidence = [ev(g, gname), ev(b, f"{_build_label(b)} targets: {', '.join(targets)} "
                                            f"({b.get('targets_source') or 'targets'})")]
             if vendor == "nvidia":
                 yield from _judge_cuda(b, arch, targets, gname, evidence)
@@ -172,21 +173,21 @@ def _judge_cuda(b: Row, arch: str, targets: list[str], gname: str, evidence: lis
     cubins = [t for t in targets if cuda_target_runs(t, arch) == "cubin"]
     ptx = [t for t in targets if cuda_target_runs(t, arch) == "ptx"]
     if cubins:
-        yield Pass(f"{_label(b)} has {', '.join(cubins)} code for {gname}", evidence)
+        yield Pass(f"{_build_label(b)} has {', '.join(cubins)} code for {gname}", evidence)
         return
     cuda = b.get("cuda") or "?"
     fixes = [fix(f"Install a {b.get('name', 'framework')} build whose CUDA supports {arch} "
                  f"(for torch: a newer +cuXXX wheel from https://download.pytorch.org/whl/)", safe=True),
              fix(f"Or build from source with TORCH_CUDA_ARCH_LIST including {arch[3:-1]}.{arch[-1]}", safe=True)]
     if ptx:
-        yield Fail(f"{_label(b)} has no {arch} code for {gname}, only PTX {', '.join(ptx)}: kernels are "
+        yield Fail(f"{_build_label(b)} has no {arch} code for {gname}, only PTX {', '.join(ptx)}: kernels are "
                    f"JIT-compiled at first use",
                    why=("Without a cubin for the GPU every kernel is compiled from PTX by the driver on first "
                         "use: minutes of start-up, a JIT cache that may fill, and failures when the driver is "
                         "older than the PTX."),
                    evidence=evidence, fixes=fixes, severity=Severity.WARNING)
         return
-    yield Fail(f"{_label(b)} (CUDA {cuda}) has no kernels for {gname}: built for {', '.join(targets)}",
+    yield Fail(f"{_build_label(b)} (CUDA {cuda}) has no kernels for {gname}: built for {', '.join(targets)}",
                why=("Kernel launches fail with 'no kernel image is available for execution on the device'; "
                     "a cubin runs only on GPUs of its own major architecture, and the build has no PTX "
                     "that could be JIT-compiled for this one."),
@@ -207,9 +208,9 @@ def _judge_amd(b: Row, arch: str, targets: list[str], gname: str, evidence: list
             note = f" (HSA_OVERRIDE_GFX_VERSION={override.get('value')!r} is not a valid X.Y.Z version)"
     if eff in bases:
         if eff != arch:
-            yield Pass(f"{_label(b)} has {eff} code; {gname} runs it through the override{note}", evidence)
+            yield Pass(f"{_build_label(b)} has {eff} code; {gname} runs it through the override{note}", evidence)
         else:
-            yield Pass(f"{_label(b)} has {arch} code for {gname}", evidence)
+            yield Pass(f"{_build_label(b)} has {arch} code for {gname}", evidence)
         return
     fixes = [fix(f"Install a {b.get('name', 'framework')} build for a ROCm release that supports {arch} "
                  f"(https://download.pytorch.org/whl/ rocm wheels), or build with PYTORCH_ROCM_ARCH={arch}",
@@ -219,7 +220,7 @@ def _judge_amd(b: Row, arch: str, targets: list[str], gname: str, evidence: list
         fixes.append(fix(f"Or export HSA_OVERRIDE_GFX_VERSION={hint[1]} to run the build's {hint[0]} code on "
                          f"{arch} (not supported by AMD; may crash or compute wrongly)",
                          command=f"export HSA_OVERRIDE_GFX_VERSION={hint[1]}", safe=True))
-    yield Fail(f"{_label(b)} has no kernels for {gname}{note}: built for {', '.join(sorted(bases))}",
+    yield Fail(f"{_build_label(b)} has no kernels for {gname}{note}: built for {', '.join(sorted(bases))}",
                why=("AMD code objects are specific to one gfx target: kernels fail with 'HIP error: invalid "
                     "device function' / 'no binary for gpu' unless the exact target is in the build."),
                evidence=evidence, fixes=fixes)
@@ -228,7 +229,7 @@ def _judge_amd(b: Row, arch: str, targets: list[str], gname: str, evidence: list
 # -- BLD041 -------------------------------------------------------------------------------------------
 @check(code="BLD041", name="cpu-only-build-with-gpu", severity="error",
        tables=("framework_builds", "gpu_devices"), cause="cpu-only-build", component="framework-build")
-def cpu_only_build(ctx: Context) -> Iterable:
+def cpu_only_build_with_gpu(ctx: Context) -> Iterable:
     """What it does:
     Fires when a framework build is CPU-only (torch ``+cpu`` or a version.py with neither CUDA nor
     HIP; jax without a CUDA/ROCm plugin; tensorflow-cpu) on a machine that has a GPU.
@@ -257,7 +258,7 @@ def cpu_only_build(ctx: Context) -> Iterable:
         return
     vendors = sorted({g.get("vendor") for g in gpus if g.get("vendor")})
     if builds and not any(b.get("variant") == "cpu" for b in builds):
-        yield Pass("no CPU-only framework build: " + ", ".join(f"{_label(b)} ({b.get('variant')})" for b in builds))
+        yield Pass("no CPU-only framework build: " + ", ".join(f"{_build_label(b)} ({b.get('variant')})" for b in builds))
     for b in builds:
         name = b.get("name")
         if b.get("variant") != "cpu" or name == "jaxlib" or (name or "").startswith("jax-"):
@@ -267,10 +268,10 @@ def cpu_only_build(ctx: Context) -> Iterable:
         cmd = (f"pip install --force-reinstall {name} --index-url https://download.pytorch.org/whl/{index}"
                if name == "torch" else
                (f"pip install -U 'jax[{'cuda13' if vendor == 'nvidia' else 'rocm'}]'" if name == "jax" else None))
-        yield Fail(f"{_label(b)} is a CPU-only build, but this machine has "
+        yield Fail(f"{_build_label(b)} is a CPU-only build, but this machine has "
                    f"{len(gpus)} {'/'.join(vendors) or ''} GPU(s)".replace("  ", " "),
                    why="A CPU-only build never uses the GPU: is_available() is False and work runs on the CPU.",
-                   evidence=[ev(b, f"{_label(b)}: variant cpu ({b.get('targets_source') or b.source})"),
+                   evidence=[ev(b, f"{_build_label(b)}: variant cpu ({b.get('targets_source') or b.source})"),
                              *[ev(g, f"GPU {g.get('index', '')} {g.get('name', '')}") for g in gpus[:4]]],
                    fixes=[fix(f"Reinstall {name} built for the GPU's {'CUDA' if vendor == 'nvidia' else 'ROCm'} "
                               f"(pick the index matching the driver)", command=cmd, safe=True)])
@@ -316,14 +317,14 @@ def wrong_vendor_build(ctx: Context) -> Iterable:
     for b in builds:
         want = _vendor_of_variant(b.get("variant"))
         if want in vendors:
-            yield Pass(f"{_label(b)} is a {b.get('variant')} build for this machine's {want} GPU(s)")
+            yield Pass(f"{_build_label(b)} is a {b.get('variant')} build for this machine's {want} GPU(s)")
             continue
         have = "/".join(sorted(vendors))
         index = "rocm6.4" if "amd" in vendors else "cu130"
-        yield Fail(f"{_label(b)} is a {b.get('variant').upper()} build, but this machine's GPUs are {have}",
+        yield Fail(f"{_build_label(b)} is a {b.get('variant').upper()} build, but this machine's GPUs are {have}",
                    why=(f"A {b.get('variant').upper()} build only drives {want.upper()} GPUs; on this machine it "
                         "finds no usable device."),
-                   evidence=[ev(b, f"{_label(b)}: variant {b.get('variant')}"),
+                   evidence=[ev(b, f"{_build_label(b)}: variant {b.get('variant')}"),
                              *[ev(g, f"GPU {g.get('index', '')} {g.get('vendor')} {g.get('name', '')}") for g in gpus[:4]]],
                    fixes=[fix(f"Reinstall {b.get('name')} built for {have.upper()} GPUs",
                               command=(f"pip install --force-reinstall torch --index-url "
@@ -362,9 +363,9 @@ def prerelease_framework(ctx: Context) -> Iterable:
     for b in builds:
         ch = b.get("channel")
         if ch in ("nightly", "prerelease"):
-            yield Fail(f"{_label(b)} is a {ch} build",
+            yield Fail(f"{_build_label(b)} is a {ch} build",
                        why="Nightly and pre-release builds carry regressions that the stable release does not.",
-                       evidence=[ev(b, f"{_label(b)}: channel {ch}")],
+                       evidence=[ev(b, f"{_build_label(b)}: channel {ch}")],
                        fixes=[fix(f"Install the latest stable {b.get('name')} and check whether the problem remains",
                                   safe=True)])
 
@@ -440,7 +441,7 @@ def gpu_library_loaded_twice(ctx: Context) -> Iterable:
 
 @check(code="BLD045", name="gpu-library-shadowed-copy", severity="warning",
        tables=("libraries",), cause="runtime-mismatch", component="system-library")
-def gpu_library_shadowed(ctx: Context) -> Iterable:
+def gpu_library_shadowed_copy(ctx: Context) -> Iterable:
     """What it does:
     For each GPU library the framework loads, looks for other copies of it on the loader's search
     path (the ldconfig cache, LD_LIBRARY_PATH, default directories) with a *different version*, and
@@ -472,7 +473,7 @@ def gpu_library_shadowed(ctx: Context) -> Iterable:
     if not sel:
         yield Skip("no loader resolution of GPU libraries (no GPU framework build)")
         return
-    ldp = _env(ctx, "LD_LIBRARY_PATH")
+    ldp = _build_env(ctx, "LD_LIBRARY_PATH")
     ld_dirs = [d for d in (ldp.get("value") or "").split(":") if d] if ldp else []
     for s in sel:
         others = [r for r in libs if r.get("name") == s.get("name") and r.get("selected") is False
@@ -560,22 +561,22 @@ def framework_runtime_mismatch(ctx: Context) -> Iterable:
         want = _nums(built, 2)
         lib = _runtime_lib(ctx, variant)
         if want is None:
-            yield Unknown(f"{_label(b)}: the {variant.upper()} version it was built with is not known")
+            yield Unknown(f"{_build_label(b)}: the {variant.upper()} version it was built with is not known")
             continue
         if lib is None:
-            yield Unknown(f"{_label(b)}: which {'libcudart' if variant == 'cuda' else 'libamdhip64'} it loads "
+            yield Unknown(f"{_build_label(b)}: which {'libcudart' if variant == 'cuda' else 'libamdhip64'} it loads "
                           f"is not known")
             continue
         have = _nums(lib.get("version"), 2)
         if have is None and lib.get("origin") == "framework-bundled":
-            yield Pass(f"{_label(b)} loads the runtime bundled with it ({lib.get('path')})",
+            yield Pass(f"{_build_label(b)} loads the runtime bundled with it ({lib.get('path')})",
                        [ev(lib, f"loads {lib.get('path')} (framework-bundled)")])
             continue
         if have is None:
             yield Unknown(f"the version of {lib.get('path')} is not known")
             continue
         via = _via(ctx, lib.get("path"))
-        evidence = [ev(b, f"{_label(b)} built with {variant.upper()} {built}"),
+        evidence = [ev(b, f"{_build_label(b)} built with {variant.upper()} {built}"),
                     ev(lib, f"loads {lib.get('path')} ({lib.get('version')}, {lib.get('origin')}"
                             + (f", via {via}" if via else "") + ")")]
         fixes = [fix("Unset LD_LIBRARY_PATH (or drop the other toolkit's directory from it) so the framework "
@@ -586,31 +587,31 @@ def framework_runtime_mismatch(ctx: Context) -> Iterable:
         rt = "CUDA" if variant == "cuda" else "HIP"
         if variant == "cuda":
             if have[0] != want[0]:
-                yield Fail(f"{_label(b)} is built for CUDA {built} but will load CUDA runtime "
+                yield Fail(f"{_build_label(b)} is built for CUDA {built} but will load CUDA runtime "
                            f"{lib.get('version')} from {lib.get('path')}" + (f" (via {via})" if via else ""),
                            why="A CUDA runtime of another major release is not ABI compatible with the build.",
                            evidence=evidence, fixes=fixes)
             elif len(have) > 1 and len(want) > 1 and have[1] < want[1]:
-                yield Fail(f"{_label(b)} is built for CUDA {built} but will load the older CUDA runtime "
+                yield Fail(f"{_build_label(b)} is built for CUDA {built} but will load the older CUDA runtime "
                            f"{lib.get('version')} from {lib.get('path')}",
                            why="A runtime older than the build's minor release may lack functions the build calls.",
                            evidence=evidence, fixes=fixes, severity=Severity.WARNING)
             else:
-                yield Pass(f"{_label(b)} (CUDA {built}) loads CUDA runtime {lib.get('version')}", evidence)
+                yield Pass(f"{_build_label(b)} (CUDA {built}) loads CUDA runtime {lib.get('version')}", evidence)
         else:
             if have[:2] != want[:2]:
-                yield Fail(f"{_label(b)} is built for HIP {built} but will load {rt} runtime "
+                yield Fail(f"{_build_label(b)} is built for HIP {built} but will load {rt} runtime "
                            f"{lib.get('version')} from {lib.get('path')}" + (f" (via {via})" if via else ""),
                            why="HIP has no cross-release compatibility: the build needs the HIP runtime it was "
                                "built with.",
                            evidence=evidence, fixes=fixes)
             else:
-                yield Pass(f"{_label(b)} (HIP {built}) loads HIP runtime {lib.get('version')}", evidence)
+                yield Pass(f"{_build_label(b)} (HIP {built}) loads HIP runtime {lib.get('version')}", evidence)
 
 
 @check(code="BLD047", name="framework-runtime-differs-from-system", severity="info",
        tables=("framework_builds", "runtimes"), cause="runtime-mismatch", component="runtime")
-def framework_vs_system_runtime(ctx: Context) -> Iterable:
+def framework_runtime_differs_from_system(ctx: Context) -> Iterable:
     """What it does:
     Compares a CUDA framework build's CUDA version with the system's CUDA toolkit (``runtimes``:
     cuda-toolkit, cuda-runtime of origin system) and, when they differ, says which one the framework
@@ -667,11 +668,11 @@ def framework_vs_system_runtime(ctx: Context) -> Iterable:
                 wins = f"{b.get('name')} loads the system runtime {lib.get('version')} ({lib.get('path')})"
             else:
                 wins = "which one it loads is not known"
-            yield Fail(f"{_label(b)} is built for {variant.upper()} {built}; the system {r.get('name')} is "
+            yield Fail(f"{_build_label(b)} is built for {variant.upper()} {built}; the system {r.get('name')} is "
                        f"{r.get('version')}: {wins}",
                        why="Extensions built with the system toolkit and bug reports quoting it disagree with the "
                            "runtime the framework uses.",
-                       evidence=[ev(b, f"{_label(b)}: {variant.upper()} {built}"),
+                       evidence=[ev(b, f"{_build_label(b)}: {variant.upper()} {built}"),
                                  ev(r, f"system {r.get('name')} {r.get('version')} {r.get('path') or ''}".strip()),
                                  *([ev(lib, f"loaded: {lib.get('path')} {lib.get('version')}")] if lib else [])],
                        fixes=[fix(f"To build extensions, use a {variant.upper()} {built} toolkit "
@@ -680,5 +681,251 @@ def framework_vs_system_runtime(ctx: Context) -> Iterable:
         yield Skip("no system CUDA toolkit / ROCm release to compare with")
 
 
-CHECKS = [gpu_arch_not_in_build, cpu_only_build, wrong_vendor_build, prerelease_framework,
-          gpu_library_loaded_twice, gpu_library_shadowed, framework_runtime_mismatch, framework_vs_system_runtime]
+# ---------------------------------------------------------------------------------------------------
+@check(code="BLD102", name="gpu-target-missing-from-official-wheel", severity="critical",
+       tables=("framework_builds", "gpu_devices"), cause="gpu-arch-unsupported", component="framework-build")
+def gpu_target_missing_from_official_wheel(ctx: Context):
+    """What it does:
+    When the build's own GPU target list could not be read from its libraries (a described stack, a
+    pasted report, an unreadable ELF file), compares each GPU's architecture with the targets of the
+    official wheel line of that torch release and variant (TORCH_CUDA_ARCH_LIST / PYTORCH_ROCM_ARCH of
+    the release's build scripts, in the knowledge base's torch_releases table).
+
+    Why is this bad?
+    A wheel without code for the GPU fails at the first kernel: "no kernel image is available for
+    execution on the device" (CUDA), "invalid device function" / "HIP error: invalid device function"
+    (ROCm), or torch warns "<GPU> with CUDA capability sm_120 is not compatible with the current PyTorch
+    installation".  NVIDIA cubins run on newer GPUs of the same major architecture (sm_80 code on
+    sm_86/sm_89) and PTX is JIT-compiled forward; AMD code objects run only on their exact gfx target.
+
+    Example:
+    torch 2.6.0+cu126 on a GeForce RTX 5090 (sm_120: the cu126 line stops at sm_90); torch 2.5.1+rocm6.2
+    on a Radeon RX 5700 XT (gfx1010 is not among gfx900/906/908/90a/942/1030/1100).
+
+    Fix:
+    Install a wheel line that carries the target (a newer CUDA variant such as cu128 for Blackwell, a
+    newer ROCm variant), build from source with the target in TORCH_CUDA_ARCH_LIST / PYTORCH_ROCM_ARCH,
+    or, on AMD only, an HSA_OVERRIDE_GFX_VERSION the runtime accepts for that target.
+
+    References:
+    https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh
+    https://docs.nvidia.com/cuda/blackwell-compatibility-guide/
+    https://github.com/pytorch/pytorch/issues/132570
+    """
+    build = ctx.facts.first("framework_builds", name="torch")
+    if build is None:
+        yield Skip("torch is not installed")
+        return
+    if build.get("targets"):
+        yield Skip("the build's own target list was read from its libraries (checked by the build rules)")
+        return
+    version = str(build.get("version", ""))
+    release = q.torch_release(ctx.kb, version)
+    if release is None:
+        yield Unknown(f"torch {version} is not in the KB's torch_releases")
+        return
+    variant = _variant(release, build, version)
+    kind = str(build.get("variant", "") or (variant.kind if variant else ""))
+    if kind == "cpu" or (variant is not None and variant.kind == "cpu"):
+        yield Skip("CPU-only build")
+        return
+    if variant is None:
+        yield Unknown(f"the KB records no {kind or 'GPU'} wheel line of torch {release.version} matching {version}")
+        return
+    if variant.arch is None:
+        yield Unknown(f"the KB has no verified arch list for torch {release.version} {variant.name}")
+        return
+    vendor = "nvidia" if variant.kind == "cuda" else "amd" if variant.kind == "rocm" else ""
+    gpus = [g for g in ctx.facts.table("gpu_devices") if g.get("vendor") in (vendor, None, "")]
+    if not gpus:
+        yield Skip(f"no {vendor or 'matching'} GPU")
+        return
+    ok = []
+    for g in gpus:
+        arch = gpu_arch(g, ctx.kb)
+        label = g.get("name") or arch or "GPU"
+        if not arch:
+            yield Unknown(f"the architecture of {label} is not known")
+            continue
+        src = f"KB torch_releases {release.version} {variant.name}: {', '.join(variant.arch)}" + (
+            f" (+PTX {', '.join(variant.ptx)})" if variant.ptx else "") + f" ({variant.source})"
+        if q.runs_on(arch, variant.arch, variant.ptx):
+            ok.append(f"{label} ({arch})")
+            continue
+        better = _newer_line_for(ctx.kb, arch, variant.kind)
+        yield Fail(f"{label} ({arch}) is not among the targets of torch {release.version} {variant.name}",
+                   why=f"The official {variant.name} wheels of torch {release.version} carry code for "
+                       f"{', '.join(variant.arch)} only; kernels fail on {arch} with 'no kernel image is available' "
+                       "(CUDA) or 'invalid device function' (ROCm).",
+                   evidence=[ev(g, f"GPU {label}: {arch}"), ev(build, f"torch {version}"), ev(None, src)],
+                   fixes=[fix(f"install torch {better[0].latest} {better[1].name}, which carries {arch}",
+                              _install_cmd(*better), safe=True)] if better else
+                         [fix(f"build torch from source with {arch} in the target list")])
+    if ok:
+        yield Pass(f"{', '.join(ok)} run the torch {release.version} {variant.name} wheels")
+
+
+def _newer_line_for(kb: Any, arch: str, kind: str) -> tuple[q.TorchRelease, q.Variant] | None:
+    for rel in q.torch_releases(kb):
+        for v in sorted(rel.variants, key=lambda v: q.parse_version(v.version or "0") or q.Version("0"), reverse=True):
+            if v.kind == kind and v.arch is not None and q.runs_on(arch, v.arch, v.ptx):
+                return rel, v
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------
+@check(code="BLD103", name="python-outside-build-range", severity="error",
+       tables=("framework_builds", "os_info"), cause="other", component="framework-build")
+def python_outside_build_range(ctx: Context):
+    """What it does:
+    Compares the Python version with the range of Python versions the torch release publishes wheels
+    for (the release compatibility matrix in pytorch/pytorch RELEASE.md).
+
+    Why is this bad?
+    No official wheel exists outside the range: pip says "No matching distribution found for
+    torch==X", falls back to an older torch that has a wheel for this Python, or builds from an sdist.
+    A torch copied from another environment fails to import (its extension modules are built for one
+    CPython ABI).
+
+    Example:
+    torch 2.0 on Python 3.12 (2.0 ships wheels for 3.8-3.11); torch 2.9 on Python 3.9 (3.10-3.14).
+
+    Fix:
+    Use a Python inside the release's range (a venv or uv/conda environment with that interpreter) or
+    a torch release that supports this Python.
+
+    References:
+    https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix
+    """
+    build, version = _torch(ctx)
+    osr = ctx.facts.first("os_info")
+    py = osr.get("python") if osr is not None else None
+    if version is None:
+        yield Skip("torch is not installed")
+        return
+    if not py:
+        if ctx.facts.origin == "described":
+            yield Skip("no Python version described")
+        else:
+            yield Unknown("the Python version is not known")
+        return
+    release = q.torch_release(ctx.kb, version)
+    if release is None or not release.python_min or not release.python_max:
+        yield Unknown(f"the KB records no Python range for torch {version}")
+        return
+    have, lo, hi = q.minor_of(py), q.minor_of(release.python_min), q.minor_of(release.python_max)
+    if have is None or lo is None or hi is None:
+        yield Unknown(f"cannot compare Python {py}")
+        return
+    if not lo <= have <= hi:
+        older = [r for r in q.torch_releases(ctx.kb) if r.python_min and r.python_max
+                 and q.minor_of(r.python_min) <= have <= q.minor_of(r.python_max)]
+        fixes = [fix(f"use Python {release.python_min}..{release.python_max} for torch {release.version}")]
+        if older:
+            fixes.append(fix(f"or torch {older[0].latest}, the newest release with wheels for Python {have[0]}.{have[1]}",
+                             f"pip install torch=={older[0].latest}", safe=True))
+        yield Fail(f"Python {py} is outside torch {release.version}'s range {release.python_min}..{release.python_max}",
+                   why=f"torch {release.version} publishes wheels for Python {release.python_min} to "
+                       f"{release.python_max} only.",
+                   evidence=[ev(osr, f"Python {py}"), ev(build, f"torch {version}"),
+                             ev(None, f"KB torch_releases {release.version}: Python {release.python_min}..{release.python_max} ({release.source})")],
+                   fixes=fixes)
+        return
+    yield Pass(f"Python {py} is within torch {release.version}'s range")
+
+
+# ---------------------------------------------------------------------------------------------------
+def _issue_matches(ctx: Context, issue: dict[str, Any], version: str, variant: str) -> tuple[bool | None, list[str]]:
+    """Whether all conditions of a known issue hold: True, False, or None (a condition cannot be judged)."""
+    when = issue.get("when") or {}
+    why: list[str] = []
+    if "torch" in when:
+        ok = q.spec_contains(when["torch"], version)
+        if not ok:
+            return False, why
+        why.append(f"torch {version} ({when['torch']})")
+    if "variant" in when:
+        if not variant:
+            return None, why
+        wanted = when["variant"] if isinstance(when["variant"], list) else [when["variant"]]
+        if variant not in wanted:
+            return False, why
+        why.append(f"variant {variant}")
+    if "package" in when:
+        r = _packages(ctx).get(when["package"])
+        if r is None:
+            return False, why
+        spec = when.get("package_version")
+        if spec and not q.spec_contains(spec, r.get("version")):
+            return False, why
+        why.append(f"{when['package']} {r.get('version')}")
+    gpus = ctx.facts.table("gpu_devices")
+    if "gpu_arch" in when:
+        if ctx.facts.status("gpu_devices") in ("missing", "error"):
+            return None, why
+        archs = {gpu_arch(g, ctx.kb) for g in gpus}
+        if None in archs:
+            return None, why
+        hit = archs & set(when["gpu_arch"])
+        if not hit:
+            return False, why
+        why.append(f"GPU {', '.join(sorted(hit))}")
+    if when.get("no_gpu"):
+        if ctx.facts.status("gpu_devices") in ("missing", "error"):
+            return None, why
+        if gpus:
+            return False, why
+        why.append("no GPU")
+    return True, why
+
+
+@check(code="BLD106", name="known-broken-combination", severity="error",
+       tables=("framework_builds",), cause="other", component="framework-build")
+def known_broken_combination(ctx: Context):
+    """What it does:
+    Matches the stack against the knowledge base's known_issues table: specific combinations (a torch
+    release or nightly, its wheel variant, a GPU target, an installed extension release) that are
+    publicly reported broken, each with its thread.
+
+    Why is this bad?
+    Each entry is a failure someone already debugged: a nightly that bundles a math library without
+    one gfx target, an extension release built against a newer torch, a release regression.  Finding
+    it by name saves the rediscovery.
+
+    Example:
+    flash-attn 2.5.8 with torch 2.1.2 ("undefined symbol ... c10::impl::cow"), torch 2.12 nightly
+    +rocm7.2 on a gfx900 Vega ("Illegal seek for GPU arch : gfx900").
+
+    Fix:
+    The fix recorded with the entry (usually a version to move to); follow the linked thread.
+
+    References:
+    https://github.com/Dao-AILab/flash-attention/issues/950
+    https://github.com/pytorch/pytorch/issues/179865
+    """
+    build, version = _torch(ctx)
+    if version is None:
+        yield Skip("torch is not installed")
+        return
+    release = q.torch_release(ctx.kb, version)
+    variant = q.local_tag(version)
+    if not variant and release is not None and build is not None:
+        v = _variant(release, build, version)
+        variant = v.name if v else ""
+    undecided = []
+    for issue in q.known_issues(ctx.kb):
+        hit, why = _issue_matches(ctx, issue, version, variant)
+        if hit is None:
+            undecided.append(issue["id"])
+        elif hit:
+            sev = Severity.ERROR if issue.get("effect") == "breaks" else Severity.WARNING
+            yield Fail(f"known broken: {issue['title']}",
+                       why=f"This stack matches a reported failure ({'; '.join(why)}): {issue['source']}",
+                       evidence=[ev(build, f"torch {version}"), ev(None, f"KB known_issues {issue['id']} ({issue['source']})")],
+                       fixes=[fix(issue.get("fix", "see the linked thread"))], severity=sev)
+    if undecided:
+        yield Unknown(f"cannot tell whether known issue(s) {', '.join(undecided)} apply")
+    yield Pass(f"no known broken combination for torch {version}")
+
+
+CHECKS = [gpu_arch_not_in_build, cpu_only_build_with_gpu, wrong_vendor_build, prerelease_framework, gpu_library_loaded_twice, gpu_library_shadowed_copy, framework_runtime_mismatch, framework_runtime_differs_from_system, gpu_target_missing_from_official_wheel, python_outside_build_range, known_broken_combination]

@@ -1,4 +1,4 @@
-"""`diagnose` at engine level: log / pasted text -> facts + signature matches -> ranked diagnoses -> Report.
+"""``diagnose``: log / pasted text -> facts + signature matches -> ranked diagnoses -> Report.
 
 * Facts: the text goes through the same parsers as ``gpuvet check --from``
   (``gpuvet.probes.pasted.parse_report``; ValueError there means "no tool output recognised", i.e. no facts),
@@ -10,21 +10,30 @@
   the pure-Python prefilter is used.
 * Ranking: ``gpuvet.logs.rank.rank`` joins both; the result is a ``Report`` (command ``diagnose``) whose
   findings are the diagnoses and whose ``extra["diagnoses"]`` is the ranked list.
+
+One pipeline (scan -> facts -> checks -> rank -> report) serves a file, standard input, ``--follow``
+(:func:`follow`) and ``gpuvet run``; :func:`run` is the use case the CLI calls.
 """
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from typing import IO, Any, Sequence
 
-from gpuvet.logs.match import ScanResult, Scanner, iter_blocks, iter_lines
+from gpuvet.logs.match import Scanner, ScanResult, iter_blocks, iter_lines
 from gpuvet.logs.rank import Diagnosis, rank, user_code_signals
 from gpuvet.logs.signatures import Catalog, load_catalog
 from gpuvet.model import Evidence, Facts, Finding, Fix, Outcome, Report, Severity
+from gpuvet.model.errors import GpuvetError
+
+from .env import Environment
+from .inputs import looks_binary
 
 HEAD_BYTES = 1024 * 1024  # facts (collect_env, pip list, ...) are parsed from this much of the input
 HINT_BYTES = 256 * 1024  # context hints are looked for on every line of this much of the input
@@ -110,16 +119,9 @@ def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None =
 # ----------------------------------------------------------------------------------------- facts
 def parse_head(head: str, source: str) -> Facts:
     """The pasted-report parsers on the head of the input; no tool output recognised means no facts."""
-    facts = Facts(origin="pasted")
-    try:
-        from gpuvet.probes.pasted import parse_report
+    from .facts import pasted_facts
 
-        facts.merge(parse_report(head, source))
-    except ValueError:
-        pass  # no tool output recognised: no facts
-    except Exception:  # a parser bug must not sink the diagnosis
-        pass
-    return facts
+    return pasted_facts([(head, source)], strict=False)
 
 
 def facts_from_text(head: str, source: str, scan: ScanResult, live: Facts | None = None,
@@ -138,8 +140,8 @@ def findings_for(facts: Facts, live: bool = False) -> list[Finding]:
         return []
     try:
         from gpuvet import kb
+        from gpuvet.app.engine import run_checks
         from gpuvet.checks.registry import all_checks
-        from gpuvet.engine import run_checks
 
         return run_checks(facts, all_checks(), kb.load(), options={"live": live})
     except Exception:
@@ -230,10 +232,94 @@ def diagnose_path(path: str, live: Facts | None = None, fast: bool = True) -> Re
     return build_report(scan, facts, findings_for(facts, live is not None), path, started, mode)
 
 
+@dataclass
+class DiagnoseOptions:
+    log: str | None = None  # a path, or '-' for standard input
+    follow: str | None = None  # a growing log to watch instead
+    wait_s: float | None = None  # with follow: give up after this long without a diagnosis
+    here: bool = False  # add this machine's live facts
+    fast: bool = True  # the grep prefilter for large files
+
+
+def run(opts: DiagnoseOptions, env: Environment) -> Report | None:
+    """The diagnose use case; None only when ``follow`` gave up after ``wait_s`` without a diagnosis."""
+    from gpuvet.model.errors import GpuvetError, UsageError
+
+    from .facts import live_facts
+    from .inputs import check_log_file, open_log_stdin
+
+    if bool(opts.log) == bool(opts.follow):
+        raise UsageError("give exactly one of FILE (or -) and --follow FILE")
+    live = live_facts(env, deadline=4.0) if opts.here else None
+    if opts.follow:
+        return follow(opts.follow, env, live, opts.wait_s)
+    if opts.log == "-":
+        return diagnose_stream(open_log_stdin(env), "<stdin>", live)
+    assert opts.log is not None
+    check_log_file(opts.log)
+    try:
+        return diagnose_path(opts.log, live, fast=opts.fast)
+    except OSError as exc:
+        raise GpuvetError(f"cannot read log {opts.log}: {exc.strerror or exc}") from None
+
+
+def follow(path: str, env: Environment, live: Facts | None, wait_s: float | None,
+           poll: float = 0.2) -> Report | None:
+    """Tail ``path`` (which may not exist yet) and return the first report with a diagnosis (None when
+    ``wait_s`` passed without one)."""
+    started = time.monotonic()
+    sc = Scanner(load_catalog())
+    head = bytearray()
+    pending = b""
+    lineno = 0
+    pos = 0
+    while True:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            st = None
+        except OSError as exc:
+            raise GpuvetError(f"cannot read log {path}: {exc.strerror}") from None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise GpuvetError(f"log {path} is a directory, not a file")
+        new_match = False
+        if st is not None:
+            if st.st_size < pos:  # truncated / rotated: start over
+                pos, pending = 0, b""
+            if st.st_size > pos:
+                with open(path, "rb") as fh:
+                    fh.seek(pos)
+                    data = fh.read(min(st.st_size - pos, 8 << 20))
+                pos += len(data)
+                if lineno == 0 and not pending and looks_binary(data[:8192]):
+                    raise GpuvetError(f"log {path} is binary data, not text output")
+                data = pending + data
+                lines = data.split(b"\n")
+                pending = lines.pop()
+                if len(pending) > 1 << 20:
+                    pending = pending[-(1 << 16):]
+                for raw in lines:
+                    lineno += 1
+                    if len(head) < HEAD_BYTES:
+                        head += raw + b"\n"
+                    if sc.feed(lineno, raw):
+                        new_match = True
+        if new_match:
+            facts = facts_from_text(head.decode("utf-8", "replace"), path, sc.result, live)
+            report = build_report(sc.result, facts, findings_for(facts, live is not None),
+                                            path, started, "follow")
+            if report.extra.get("diagnoses"):
+                return report
+        if wait_s is not None and time.monotonic() - started > wait_s:
+            return None
+        time.sleep(poll)
+
+
 def first_diagnosis(report: Report) -> dict[str, Any] | None:
     d = report.extra.get("diagnoses") or []
     return d[0] if d else None
 
 
 __all__ = ["diagnose_text", "diagnose_stream", "diagnose_path", "scan_text", "scan_stream", "scan_file_fast",
-           "build_report", "facts_from_text", "findings_for", "to_finding", "first_diagnosis"]
+           "build_report", "facts_from_text", "findings_for", "to_finding", "first_diagnosis", "follow",
+           "DiagnoseOptions", "run"]

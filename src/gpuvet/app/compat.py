@@ -1,4 +1,4 @@
-"""``gpuvet compat``: evaluate a described stack (no machine needed) with the same checks as ``check``.
+"""``compat``: evaluate a described stack (no machine needed) with the same checks as ``check``.
 
 A description (--torch/--cuda/--rocm/--driver/--gpu/--python/--package ...) becomes a ``Facts`` with
 origin ``described``: the rows a probe would have produced on such a machine.  Only the tables the
@@ -229,8 +229,8 @@ def sources_of(findings: Sequence[Finding]) -> list[str]:
 
 def evaluate(desc: Description, kb: Any, checks: Sequence[Any] | None = None, policy: Any = None) -> Report:
     """Run every check on the described stack and return a Report whose ``extra`` holds the verdict."""
+    from gpuvet.app.engine import build_report, run_checks
     from gpuvet.checks.registry import all_checks
-    from gpuvet.engine import build_report, run_checks
 
     facts, gaps = build_facts(desc, kb)
     findings = run_checks(facts, list(checks) if checks is not None else all_checks(), kb, policy, {"live": False})
@@ -241,4 +241,28 @@ def evaluate(desc: Description, kb: Any, checks: Sequence[Any] | None = None, po
     v, why = verdict(report.findings, gaps)
     report.extra = {"verdict": v, "verdict_reasons": why, "described": desc.to_dict(),
                     "sources": sources_of(report.findings)}
+    return report
+
+
+@dataclass
+class CompatOptions:
+    description: Description
+    policy: Any = None  # engine.Policy
+
+
+def run(opts: CompatOptions, env: Any) -> Report:
+    """The compat use case: a UsageError for an empty or contradictory description."""
+    from gpuvet import kb as kbmod
+    from gpuvet.model.errors import UsageError
+
+    started = env.clock()
+    if not opts.description.to_dict():
+        raise UsageError("describe a stack: give at least one of --torch, --cuda, --rocm, --driver, --gpu, "
+                         "--python, --package, --gcc")
+    kb = kbmod.load()
+    try:
+        report = evaluate(opts.description, kb, policy=opts.policy)
+    except DescriptionError as exc:
+        raise UsageError(str(exc)) from None
+    report.meta["elapsed_s"] = round(env.clock() - started, 3)
     return report

@@ -14,7 +14,9 @@ from typing import Any, Callable
 
 from gpuvet.model import Evidence, ExitCode, Facts, Finding, Outcome, Report, Severity
 
-from .env import Environment, GpuvetError
+from gpuvet.model.errors import GpuvetError
+
+from .env import Environment
 
 
 @dataclass
@@ -152,7 +154,7 @@ def load_run(ref: str, env: Environment, db: str | None, kind: str | None = None
 def run_validate(opts: ValidateOptions, env: Environment,
                  progress: Callable[[str, Any, Any], None] | None = None) -> Report:
     from gpuvet import kb as kbmod
-    from gpuvet.engine import build_report
+    from gpuvet.app.engine import build_report
     from gpuvet.validate import record as rec_mod
     from gpuvet.validate.compare import compare_runs
     from gpuvet.validate.findings import findings_for
@@ -224,7 +226,7 @@ def _save(record: dict[str, Any], opts: ValidateOptions, env: Environment) -> tu
 
 def run_compare(a: str, b: str, env: Environment, db: str | None = None, html: str | None = None) -> Report:
     from gpuvet import kb as kbmod
-    from gpuvet.engine import build_report
+    from gpuvet.app.engine import build_report
     from gpuvet.validate.compare import compare_runs
 
     base, new = load_run(a, env, db), load_run(b, env, db)
@@ -257,7 +259,7 @@ SCAN_CODES = {"operator": "VAL020", "rocm": "VAL021", "setting": "VAL022", "env"
 
 def run_scan(paths: tuple[str, ...], env: Environment, backend: str | None = None) -> Report:
     from gpuvet import kb as kbmod
-    from gpuvet.engine import build_report
+    from gpuvet.app.engine import build_report
     from gpuvet.validate.findings import finding
     from gpuvet.validate.scan import scan_paths
 

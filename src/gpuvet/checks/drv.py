@@ -1,82 +1,211 @@
-"""Checks of the NVIDIA stack: driver vs the CUDA the framework and the toolkit need (with CUDA
-minor-version compatibility), nvcc vs the framework's CUDA, kernel module vs user-space driver, and a
-driver that does not answer.  Pure: facts and the knowledge base's ``cuda_toolkits`` table in,
-results out.
-"""
+"""DRV: the GPU kernel driver (NVIDIA, amdgpu) against what the framework and toolkits need."""
 from __future__ import annotations
 
 import re
 from typing import Any, Iterable
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from gpuvet.model import Row, Severity
 
 from .base import Context, Fail, Pass, Result, Skip, Unknown, check, ev, fix
-from .gpu import gpu_arch
+from .common import (
+    _amd_gpus,
+    _amd_label,
+    _amd_mm,
+    _build_cuda,
+    _fmt,
+    _hip_builds,
+    _mmstr,
+    _nvidia_mm,
+    _release_entry,
+    _rocm_entry,
+    _system_hip_runtime,
+    _system_rocm,
+    _toolkits,
+    _version,
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+@check(code="DRV020", name="amd-kernel-driver-too-old", severity="error",
+       tables=("drivers", "runtimes"), cause="driver-too-old", component="driver")
+def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
+    """What it does:
+    Finds the ROCm release whose amdgpu kernel-mode driver (KMD, the "ROCk module") is loaded --
+    from the amdgpu-dkms package whose driver version matches /sys/module/amdgpu/version (the
+    package version carries the ROCm build, e.g. 6.8.5.60200 = ROCm 6.2.0; else the knowledge base's
+    record of the driver version each release installs, e.g. 6.10.5 = ROCm 6.3) -- and checks that the
+    ROCm user space installed on the system and the HIP the framework was built with are among the
+    user-space releases AMD tested with that KMD (knowledge base ``rocm_releases``: AMD's
+    KMD/user-space matrix, "+/- 2 releases").  User space newer than the tested range is an error;
+    older, a warning.  rocminfo's "HSA Error: Incompatible kernel and userspace ... Upgrade amdgpu"
+    is an error whatever the versions.
+
+    Why is this bad?
+    The user-space runtime (ROCr/HSA, HIP) talks to the KMD through ioctls whose features move with
+    each release.  A runtime newer than the driver it was tested with can fail to initialise
+    ("hipErrorNoDevice", "HSA_STATUS_ERROR_OUT_OF_RESOURCES"), hang, or lose features such as
+    partition modes, and the failure looks like a framework bug.
+
+    Example:
+    amdgpu-dkms 1:6.8.5.60200 (ROCm 6.2.0's KMD, tested with 6.0.x-6.3.x) under ROCm 6.2.4 and torch
+    +rocm6.2: passes.  ROCm 5.2.3's KMD (tested with 5.3.0, 5.4.0) under a torch built with HIP 5.7:
+    fires.
+
+    Fix:
+    Install the amdgpu-dkms driver of a ROCm release whose tested user space includes the one you
+    run (``amdgpu-install``), then reboot; or use a framework build for the older ROCm.
+
+    References:
+    https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/user-kernel-space-compat-matrix.html
+    https://github.com/ROCm/ROCm/blob/develop/docs/compatibility/compatibility-matrix.rst
+    """
+    facts = ctx.facts
+    incompatible = [e for e in facts.errors if re.search(r"Incompatible kernel and userspace", e.message)]
+    if incompatible:
+        yield Fail("the HSA runtime reports the amdgpu kernel driver as incompatible with the ROCm user space "
+                   "and disabled the GPU",
+                   why="The ROCm runtime needs kernel-driver features the loaded amdgpu (often the "
+                       "distribution kernel's own) does not have.",
+                   evidence=[ev(None, e.message) for e in incompatible[:1]],
+                   fixes=[fix("Install AMD's amdgpu-dkms driver for this ROCm release (amdgpu-install "
+                              "--usecase=dkms) or a newer kernel, then reboot", root=True, reboot=True)])
+        return
+    amd_drv = [r for r in facts.table("drivers") if r.get("vendor") == "amd"]
+    loaded = [r for r in amd_drv if r.get("flavor") != "dkms-package"]
+    packages = [r for r in amd_drv if r.get("flavor") == "dkms-package"]
+    if not loaded:
+        yield Skip("no amdgpu kernel driver loaded")
+        return
+    drv = next((r for r in loaded if r.get("version")), loaded[0])
+    if drv.get("flavor") == "inbox":
+        yield Unknown(f"the kernel's own amdgpu driver is loaded ({drv.get('version') or 'inbox'}); AMD's "
+                      "tested KMD/user-space combinations cover its amdgpu-dkms driver only",
+                      [ev(drv, f"amdgpu {drv.get('version') or ''} (inbox)")])
+        return
+    dver = str(drv.get("version") or "")
+    if not dver:
+        yield Unknown("the amdgpu driver is loaded but its version was not printed "
+                      "(no /sys/module/amdgpu/version)", [ev(drv, "ROCk module is loaded")])
+        return
+    release = None
+    pkg_row = None
+    for p in packages:
+        m = re.match(r"(\d+\.\d+\.\d+)\.(\d{5})$", str(p.get("version") or ""))
+        if m and (not dver or m.group(1) == dver):
+            n = int(m.group(2))
+            release, pkg_row = f"{n // 10000}.{(n // 100) % 100}.{n % 100}", p
+            break
+    kb_driver = None
+    if release is None and ctx.kb is not None:
+        for e in ctx.kb.table("rocm_releases"):
+            if str(e.get("amdgpu_dkms") or "") == dver:
+                release, kb_driver = str(e["rocm"]), e
+                break
+    if release is None:
+        yield Unknown(f"amdgpu driver {dver}: the ROCm release it belongs to is not known (no matching "
+                      "amdgpu-dkms package record, not in the knowledge base)", [ev(drv, f"amdgpu {dver}")])
+        return
+    entry = _rocm_entry(ctx.kb, release)
+    tested = (entry or {}).get("kernel_driver", {}).get("tested_user_space") if entry else None
+    if not tested:
+        yield Unknown(f"the knowledge base has no KMD/user-space matrix for ROCm {release}")
+        return
+    ok = {_amd_mm(t) for t in tested if _amd_mm(t)} | {_amd_mm(release)}
+    users: list[tuple[Row, str, tuple[int, int]]] = []
+    for r in _system_rocm(facts):
+        users.append((r, f"system ROCm {r.get('version')} ({r.get('path') or r.source})", _amd_mm(r.get("version"))))
+    for b in _hip_builds(facts):
+        users.append((b, f"{_amd_label(b)} (HIP {b.get('hip')})", _amd_mm(b.get("hip"))))
+    if not users:
+        yield Skip("no ROCm user space or HIP framework build to compare with the driver")
+        return
+    base = [ev(drv, f"amdgpu {dver} loaded"),
+            ev(pkg_row, f"amdgpu-dkms {pkg_row.get('version')} = ROCm {release} KMD") if pkg_row is not None else
+            ev(None, f"amdgpu {dver} is the driver of ROCm {release} ({(kb_driver or {}).get('also', [''])[-1]})"),
+            ev(None, f"ROCm {release} KMD tested with user space {', '.join(tested)}")]
+    hi, lo = max(ok), min(ok)
+    for src, text, mm in users:
+        if mm in ok:
+            continue
+        if mm > hi:
+            yield Fail(f"the amdgpu driver (ROCm {release} KMD) is older than {text}",
+                       why=f"AMD tested the ROCm {release} kernel driver with user space {', '.join(tested)} only.",
+                       evidence=[*base, ev(src, text)],
+                       fixes=[fix(f"Install the amdgpu-dkms driver of ROCm {_mmstr(mm)} or newer "
+                                  "(amdgpu-install --usecase=dkms) and reboot", root=True, reboot=True)])
+        elif mm < lo:
+            yield Fail(f"{text} is older than the user space AMD tested with the loaded ROCm {release} driver",
+                       why=f"AMD tested the ROCm {release} kernel driver with user space {', '.join(tested)} only.",
+                       evidence=[*base, ev(src, text)], severity=Severity.WARNING,
+                       fixes=[fix(f"Upgrade the ROCm user space to {', '.join(tested)}", root=True)])
+    yield Pass(f"ROCm {release} kernel driver is tested with the user space in use", base)
+
+
+# ---------------------------------------------------------------------------------------------------
+@check(code="DRV026", name="amdgpu-driver-not-loaded", severity="error",
+       tables=("gpu_devices",), cause="device-access", component="driver")
+def amdgpu_driver_not_loaded(ctx: Context) -> Iterable:
+    """What it does:
+    Fires when an AMD GPU is on the PCI bus (or named by a pasted report) and ROCm is installed,
+    but the amdgpu kernel module is not loaded: no /sys/module/amdgpu, no KFD topology, rocminfo
+    "ROCk module is NOT loaded".
+
+    Why is this bad?
+    Without the amdgpu/KFD driver there is no /dev/kfd: every ROCm program reports no GPU
+    ("hipErrorNoDevice", torch.cuda.is_available() False) although the hardware and the ROCm user
+    space are fine.  Usual causes: amdgpu-dkms failed to build for a new kernel, the module is
+    blacklisted (nomodeset), or Secure Boot refused the unsigned DKMS module.
+
+    Example:
+    An MI210 in lspci, ROCm 6.2.3 installed, rocm-smi "Driver not initialized (amdgpu not found in
+    modules)": fires.  An MI300X with amdgpu 6.10.5 loaded: passes.
+
+    Fix:
+    sudo modprobe amdgpu, and read dmesg; rebuild the driver for the running kernel
+    (sudo dkms autoinstall or amdgpu-install --usecase=dkms), enrol the DKMS key for Secure Boot,
+    then reboot.
+
+    References:
+    https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/post-install.html
+    https://github.com/ROCm/ROCm/issues/4098
+    """
+    facts = ctx.facts
+    amd = _amd_gpus(facts)
+    if not amd:
+        yield Skip("no AMD GPU found")
+        return
+    loaded = [r for r in facts.table("drivers") if r.get("vendor") == "amd" and r.get("flavor") != "dkms-package"]
+    kfd = [g for g in amd if "/kfd/" in g.source or g.get("arch")]
+    rocm = _system_rocm(facts) or _system_hip_runtime(facts)
+    if loaded or kfd:
+        yield Pass("the amdgpu kernel driver is loaded",
+                   [ev(loaded[0] if loaded else kfd[0], "amdgpu loaded" if loaded else "KFD topology present")])
+        return
+    if not rocm:
+        yield Skip("ROCm is not installed")
+        return
+    errs = [e.message for e in facts.table_errors("drivers") + facts.table_errors("gpu_devices")]
+    yield Fail(f"{amd[0].get('name') or 'an AMD GPU'} is present and ROCm {rocm[0].get('version')} is installed, "
+               "but the amdgpu kernel module is not loaded",
+               why="Without amdgpu/KFD there is no /dev/kfd and ROCm sees no GPU.",
+               evidence=[ev(amd[0], f"{amd[0].get('name')} ({amd[0].get('pci_bus') or ''})"),
+                         ev(rocm[0], f"ROCm {rocm[0].get('version')}"),
+                         *[ev(None, m) for m in dict.fromkeys(errs)]],
+               fixes=[fix("sudo modprobe amdgpu && dmesg | grep -i amdgpu", command="sudo modprobe amdgpu", root=True),
+                      fix("Rebuild the driver for this kernel: sudo amdgpu-install --usecase=dkms, then reboot",
+                          root=True, reboot=True)])
+
 
 NVIDIA_PROBES = ("nvidia-driver", "nvidia-kernel-module")
-_NUM = re.compile(r"(\d+(?:\.\d+)*)")
-
-
-# ---------------------------------------------------------------------------------------------------
-# versions
-
-def _version(text: Any) -> Version | None:
-    """'580.159.04' -> Version; leading junk and suffixes ignored; None when there is no number."""
-    m = _NUM.search(str(text or ""))
-    if not m:
-        return None
-    try:
-        return Version(m.group(1))
-    except InvalidVersion:  # pragma: no cover - the regex only lets digits and dots through
-        return None
-
-
-def _mm(text: Any) -> tuple[int, int] | None:
-    """CUDA major.minor of '13.0', '12.4.1', '13.0.88'; None when absent."""
-    m = re.search(r"(\d+)\.(\d+)", str(text or ""))
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def _build_cuda(text: Any) -> tuple[tuple[int, int], bool] | None:
-    """A framework build's CUDA: ('12.4' -> ((12, 4), False)); a major alone, as jaxlib's CUDA
-    plugins name it ('13' -> ((13, 0), True)); None when the build has no CUDA."""
-    mm = _mm(text)
-    if mm:
-        return mm, False
-    m = re.fullmatch(r"\s*(?:cuda\s*)?(\d{1,2})\s*", str(text or ""), re.I)
-    return ((int(m.group(1)), 0), True) if m else None
-
-
-def _fmt(mm: tuple[int, int]) -> str:
-    return f"{mm[0]}.{mm[1]}"
-
-
-# ---------------------------------------------------------------------------------------------------
-# the knowledge base's cuda_toolkits table
-
-def _toolkits(kb: Any) -> list[dict[str, Any]]:
-    if kb is None:
-        return []
-    out = [e for e in kb.table("cuda_toolkits") if _version(e.get("cuda")) and _version(e.get("min_driver_linux"))]
-    return sorted(out, key=lambda e: _version(e["cuda"]))  # type: ignore[arg-type,return-value]
-
-
-def _release_entry(kb: Any, mm: tuple[int, int]) -> dict[str, Any] | None:
-    """The GA release of CUDA major.minor (else its earliest listed update)."""
-    same = [e for e in _toolkits(kb) if _mm(e["cuda"]) == mm]
-    for e in same:
-        if str(e["cuda"]) == _fmt(mm):
-            return e
-    return same[0] if same else None
 
 
 def _compat_floor(kb: Any, major: int) -> tuple[Version, dict[str, Any]] | None:
     """The lowest driver that runs any CUDA ``major``.x release under minor-version compatibility."""
     best: tuple[Version, dict[str, Any]] | None = None
     for e in _toolkits(kb):
-        if _mm(e["cuda"])[0] != major:  # type: ignore[index]
+        if _nvidia_mm(e["cuda"])[0] != major:  # type: ignore[index]
             continue
         v = _version(e.get("minor_compat_min_driver_linux"))
         if v is not None and (best is None or v < best[0]):
@@ -92,12 +221,9 @@ def _driver_cuda_from_kb(kb: Any, driver: Version) -> tuple[int, int] | None:
         return None
     if driver > max(_version(e["min_driver_linux"]) for e in entries):  # type: ignore[type-var]
         return None
-    ok = [_mm(e["cuda"]) for e in entries if _version(e["min_driver_linux"]) <= driver]  # type: ignore[operator]
+    ok = [_nvidia_mm(e["cuda"]) for e in entries if _version(e["min_driver_linux"]) <= driver]  # type: ignore[operator]
     return max(ok) if ok else (0, 0)  # type: ignore[type-var]
 
-
-# ---------------------------------------------------------------------------------------------------
-# facts
 
 def _nvidia_drivers(ctx: Context) -> tuple[Row | None, Row | None]:
     """(user-space row, kernel-module row) of the NVIDIA driver; the user-space row that reports a
@@ -127,7 +253,7 @@ class _Driver:
         self.user, self.kernel = _nvidia_drivers(ctx)
         self.row = self.user or self.kernel
         self.version = _version(self.row.get("version")) if self.row else None
-        self.cuda: tuple[int, int] | None = _mm(self.user.get("cuda_version")) if self.user else None
+        self.cuda: tuple[int, int] | None = _nvidia_mm(self.user.get("cuda_version")) if self.user else None
         self.cuda_from = "reported by the driver"
         self.newer_than_kb = False
         if self.cuda is None and self.version is not None:
@@ -202,12 +328,9 @@ def _judge(ctx: Context, need: tuple[int, int], what: str, need_row: Row, alt_fi
         evidence=evidence, fixes=fixes)
 
 
-# ---------------------------------------------------------------------------------------------------
-# the checks
-
 @check(code="DRV001", name="driver-too-old-for-framework-cuda", severity="error",
        tables=("drivers", "framework_builds"), cause="driver-too-old", component="driver")
-def driver_too_old_for_framework(ctx: Context):
+def driver_too_old_for_framework_cuda(ctx: Context):
     """What it does:
     Compares the CUDA version each installed framework build was made with (torch's
     ``version.cuda``, jaxlib's CUDA plugin, ...) with the highest CUDA version the NVIDIA driver
@@ -256,17 +379,17 @@ def driver_too_old_for_framework(ctx: Context):
 def _toolkit_rows(ctx: Context) -> list[tuple[Row, str]]:
     out: list[tuple[Row, str]] = []
     for r in ctx.facts.table("compilers"):
-        if r.get("name") == "nvcc" and _mm(r.get("cuda_version")):
+        if r.get("name") == "nvcc" and _nvidia_mm(r.get("cuda_version")):
             out.append((r, f"nvcc {r.get('version', r.get('cuda_version'))} (CUDA {r.get('cuda_version')})"))
     for r in ctx.facts.table("runtimes"):
-        if r.get("vendor") == "nvidia" and r.get("name") == "cuda-toolkit" and _mm(r.get("version")):
+        if r.get("vendor") == "nvidia" and r.get("name") == "cuda-toolkit" and _nvidia_mm(r.get("version")):
             out.append((r, f"the CUDA toolkit {r.get('version')} at {r.get('path') or r.source}"))
     return out
 
 
 @check(code="DRV002", name="driver-too-old-for-cuda-toolkit", severity="error",
        tables=("drivers",), cause="driver-too-old", component="driver")
-def driver_too_old_for_toolkit(ctx: Context):
+def driver_too_old_for_cuda_toolkit(ctx: Context):
     """What it does:
     Compares the installed CUDA toolkit (``nvcc --version``'s release, the toolkit's ``version.json``)
     with the highest CUDA version the NVIDIA driver supports.  An older driver *major* release is an
@@ -303,8 +426,8 @@ def driver_too_old_for_toolkit(ctx: Context):
         yield Unknown("the knowledge base has no cuda_toolkits table")
         return
     # the newest toolkit present decides (an nvcc row and a version.json row usually agree)
-    need_row, label = max(tk, key=lambda t: _mm(t[0].get("cuda_version") or t[0].get("version")))  # type: ignore[arg-type,return-value]
-    need = _mm(need_row.get("cuda_version") or need_row.get("version"))
+    need_row, label = max(tk, key=lambda t: _nvidia_mm(t[0].get("cuda_version") or t[0].get("version")))  # type: ignore[arg-type,return-value]
+    need = _nvidia_mm(need_row.get("cuda_version") or need_row.get("version"))
 
     def alt(have: tuple[int, int]):
         return fix(f"Or use a CUDA toolkit no newer than {_fmt(have)} (point CUDA_HOME and PATH at it)", safe=True)
@@ -312,76 +435,9 @@ def driver_too_old_for_toolkit(ctx: Context):
     yield from _judge(ctx, need, label, need_row, alt)  # type: ignore[arg-type]
 
 
-@check(code="EXT003", name="nvcc-cuda-differs-from-framework", severity="error",
-       tables=("compilers", "framework_builds"), cause="extension-abi", component="extension")
-def nvcc_differs_from_framework(ctx: Context):
-    """What it does:
-    Compares the CUDA release of ``nvcc`` (the compiler that builds CUDA extensions: flash-attn,
-    apex, xformers from source, deepspeed ops, your own ``torch.utils.cpp_extension`` modules) with
-    the CUDA version each framework build was made with.  A different major release is an error; a
-    different minor release is a warning.
-
-    Why is this bad?
-    ``torch.utils.cpp_extension`` refuses to build when the majors differ ("The detected CUDA version
-    (11.8) mismatches the version that was used to compile PyTorch (12.1)") and only warns on a minor
-    difference; an extension built anyway links a CUDA runtime and libraries of another major than the
-    framework's, which fails at import ("undefined symbol", "libcudart.so.11.0: cannot open shared
-    object file") or at run time.
-
-    Example:
-    nvcc 11.8 with torch 2.5.1+cu124: error.  nvcc 12.6 with torch 2.5.1+cu124: warning.  nvcc
-    13.0.88 with torch 2.11.0+cu130: passes.
-
-    Fix:
-    Install the CUDA toolkit of the framework's CUDA version and point CUDA_HOME (and PATH) at it
-    before building, or install the framework build made for the toolkit's CUDA.
-
-    References:
-    https://pytorch.org/docs/stable/cpp_extension.html
-    https://docs.nvidia.com/deploy/cuda-compatibility/index.html
-    """
-    nvccs = [r for r in ctx.facts.table("compilers") if r.get("name") == "nvcc" and _mm(r.get("cuda_version"))]
-    builds = [r for r in ctx.facts.table("framework_builds") if _build_cuda(r.get("cuda"))]
-    if not nvccs:
-        yield Skip("no nvcc found")
-        return
-    if not builds:
-        yield Skip("no framework build made for CUDA is installed")
-        return
-    nv = nvccs[0]
-    have: tuple[int, int] = _mm(nv.get("cuda_version"))  # type: ignore[assignment]
-    where = f" at {nv.get('path')}" if nv.get("path") else ""
-    for b in builds:
-        need, major_only = _build_cuda(b.get("cuda"))  # type: ignore[misc]
-        name = f"{b.get('name', 'framework')} {b.get('version', '')}".strip()
-        built = f"CUDA {b.get('cuda')}" if major_only else f"CUDA {_fmt(need)}"
-        evidence = [ev(nv, f"nvcc{where}: CUDA {nv.get('cuda_version')} ({nv.get('version')})"),
-                    ev(b, f"{name} built with CUDA {b.get('cuda')}")]
-        # a build that names only its CUDA major (jaxlib's cuda13 plugin) is judged on the major alone
-        same = have[0] == need[0] if major_only else have == need
-        if same:
-            yield Pass(f"nvcc CUDA {_fmt(have)} matches {name} ({built})", evidence)
-            continue
-        fixes = [fix(f"Install a CUDA {b.get('cuda') if major_only else _fmt(need)} toolkit and set CUDA_HOME "
-                     "(and PATH) to it before building extensions", root=True),
-                 fix(f"Or install a {b.get('name', 'framework')} build made for CUDA {_fmt(have)}", safe=True)]
-        if have[0] != need[0]:
-            yield Fail(f"nvcc{where} is CUDA {_fmt(have)} but {name} was built with {built}: "
-                       "a different CUDA major release, so CUDA extensions will not build or will not load",
-                       why="torch.utils.cpp_extension refuses a CUDA major different from the framework's; an "
-                           "extension built against another major links another CUDA runtime.",
-                       evidence=evidence, fixes=fixes)
-        else:
-            yield Fail(f"nvcc{where} is CUDA {_fmt(have)} but {name} was built with {built} "
-                       "(same major, different minor)",
-                       why="Extensions usually build and load across CUDA minor releases, but PTX, headers and "
-                           "library symbols can differ; torch warns about it.",
-                       evidence=evidence, fixes=fixes, severity=Severity.WARNING)
-
-
 @check(code="DRV004", name="nvidia-kernel-module-differs-from-user-space-driver", severity="error",
        tables=("drivers",), cause="driver-too-old", component="driver")
-def kernel_module_mismatch(ctx: Context):
+def nvidia_kernel_module_differs_from_user_space_driver(ctx: Context):
     """What it does:
     Compares the version of the loaded NVIDIA kernel module (``/proc/driver/nvidia/version``) with
     the user-space driver (NVML / nvidia-smi, libcuda), and reports nvidia-smi's "Failed to
@@ -456,7 +512,7 @@ def kernel_module_mismatch(ctx: Context):
 
 @check(code="DRV005", name="nvidia-driver-not-responding", severity="error",
        tables=(), cause="device-access", component="driver")
-def driver_not_responding(ctx: Context):
+def nvidia_driver_not_responding(ctx: Context):
     """What it does:
     Reports an NVIDIA driver that is installed or an NVIDIA GPU that is present but cannot be
     reached: NVML and nvidia-smi both failing ("NVIDIA-SMI has failed because it couldn't
@@ -535,76 +591,4 @@ def driver_not_responding(ctx: Context):
                why="With the driver unreachable no CUDA program can use the GPU.", evidence=evidence, fixes=fixes)
 
 
-def _cc_of(arch: str | None) -> tuple[int, int] | None:
-    """'sm_70' -> (7, 0); 'sm_90a' -> (9, 0); 'sm_120' -> (12, 0)."""
-    m = re.fullmatch(r"sm_(\d+?)(\d)[a-z]?", arch or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-@check(code="EXT006", name="nvcc-cannot-target-gpu", severity="error",
-       tables=("compilers", "gpu_devices"), cause="gpu-arch-unsupported", component="extension")
-def nvcc_cannot_target_gpu(ctx: Context):
-    """What it does:
-    Compares each NVIDIA GPU's compute capability with the oldest architecture the installed nvcc
-    can still compile for (the knowledge base's ``min_compute_capability`` of the toolkit release:
-    CUDA 13.x starts at Turing, 7.5).
-
-    Why is this bad?
-    CUDA 13.0 removed offline compilation and library support for Maxwell, Pascal and Volta: nvcc
-    13 cannot build CUDA extensions or kernels for a V100 (sm_70), a P100 (sm_60) or a GTX 1080
-    (sm_61) ("nvcc fatal : Unsupported gpu architecture 'compute_70'"), and the CUDA 13 math
-    libraries carry no code for them.  Building flash-attn, apex or your own extension for such a
-    GPU with CUDA 13 fails, or builds for other GPUs only.
-
-    Example:
-    nvcc 13.0 on a Tesla V100 (7.0): fires.  nvcc 13.0.88 on an H200 (9.0): passes.  nvcc 12.8 on
-    a V100: skipped (no floor recorded for 12.x; 12.x still targets Volta).
-
-    Fix:
-    Build with a CUDA 12.x toolkit (set CUDA_HOME to it), with a framework build for CUDA 12.x, on
-    this GPU; or use a Turing-or-newer GPU for CUDA 13.
-
-    References:
-    https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#deprecated-architectures
-    https://developer.nvidia.com/cuda-gpus
-    """
-    nvccs = [r for r in ctx.facts.table("compilers") if r.get("name") == "nvcc" and _mm(r.get("cuda_version"))]
-    gpus = [r for r in ctx.facts.table("gpu_devices") if r.get("vendor") == "nvidia"]
-    if not nvccs:
-        yield Skip("no nvcc found")
-        return
-    if not gpus:
-        yield Skip("no NVIDIA GPU on this machine")
-        return
-    nv = nvccs[0]
-    have = _mm(nv.get("cuda_version"))
-    release = _release_entry(ctx.kb, have)  # type: ignore[arg-type]
-    floor = _mm(release.get("min_compute_capability")) if release else None
-    if floor is None:
-        yield Skip(f"the knowledge base records no oldest GPU architecture for CUDA {_fmt(have)}")  # type: ignore[arg-type]
-        return
-    for g in gpus:
-        arch = gpu_arch(g, ctx.kb)
-        cc = _cc_of(arch)
-        label = f"GPU {g.get('index', '?')} {g.get('name', '')}".strip()
-        if cc is None:
-            yield Unknown(f"the architecture of {label} is not known", [ev(g, label)])
-            continue
-        evidence = [ev(nv, f"nvcc {nv.get('version')} (CUDA {nv.get('cuda_version')}) compiles for compute "
-                           f"capability {_fmt(floor)} and newer"),
-                    ev(g, f"{label}: {arch} (compute capability {_fmt(cc)})")]
-        if cc >= floor:
-            yield Pass(f"nvcc CUDA {_fmt(have)} can compile for {label} ({arch})", evidence)  # type: ignore[arg-type]
-        else:
-            yield Fail(f"nvcc CUDA {_fmt(have)} cannot compile for {label} ({arch}): CUDA {have[0]}.x supports "  # type: ignore[arg-type,index]
-                       f"compute capability {_fmt(floor)} and newer",
-                       why="CUDA 13.0 removed offline compilation and library support for Maxwell, Pascal and "
-                           "Volta; extensions and kernels built with it carry no code for this GPU.",
-                       evidence=evidence,
-                       fixes=[fix("Build with a CUDA 12.x toolkit for this GPU: install it and set CUDA_HOME (and "
-                                  "PATH) to it", root=True),
-                              fix("Or use a framework build made for CUDA 12.x on this GPU", safe=True)])
-
-
-CHECKS = [driver_too_old_for_framework, driver_too_old_for_toolkit, nvcc_differs_from_framework,
-          kernel_module_mismatch, driver_not_responding, nvcc_cannot_target_gpu]
+CHECKS = [driver_too_old_for_framework_cuda, driver_too_old_for_cuda_toolkit, nvidia_kernel_module_differs_from_user_space_driver, nvidia_driver_not_responding, amd_kernel_driver_too_old, amdgpu_driver_not_loaded]

@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuvet.checks.gpu import gpu_arch
 from gpuvet.kb import query as q
-from gpuvet.model import Facts
+from gpuvet.model import Facts, Report
 
 
 @dataclass
@@ -159,27 +159,34 @@ def recommend(facts: Facts, kb: Any, limit: int = 5) -> dict[str, Any]:
             "installed": installed, "skipped_newer": skipped[:12], "notes": notes}
 
 
-def render_text(result: dict[str, Any]) -> str:
-    lines: list[str] = []
-    m = result["machine"]
-    gpus = ", ".join(f"{g['name']} ({g['arch']})" for g in m["gpus"]) or "no GPU"
-    drv = f"driver {m['driver']} (CUDA {m['driver_cuda'] or '?'})" if m["driver"] else "driver: not known"
-    lines.append(f"Machine: {gpus}; {drv}; Python {m['python'] or '?'}; glibc {m['glibc'] or '?'}")
-    rec = result["recommendation"]
-    if rec is None:
-        lines.append("No torch build in the knowledge base is known to work here.")
+@dataclass
+class RecommendOptions:
+    description: Any = None  # compat.Description of another machine; None: this machine
+    deadline: float = 4.0
+
+
+def run(opts: RecommendOptions, env: Any) -> Report:
+    """The recommend use case: a Report whose ``extra`` is the recommendation (``recommendation`` is None
+    when no build in the KB is known to work)."""
+    from gpuvet import kb as kbmod
+    from gpuvet.model.errors import UsageError
+
+    from .engine import build_report
+    from .facts import live_facts
+
+    started = env.clock()
+    kb = kbmod.load()
+    if opts.description is not None:
+        from .compat import DescriptionError, build_facts
+
+        try:
+            facts, _ = build_facts(opts.description, kb)
+        except DescriptionError as exc:
+            raise UsageError(str(exc)) from None
     else:
-        lines.append(f"Recommended: torch {rec['torch']} ({rec['variant']})")
-        lines.append(f"  {rec['install']}")
-        lines.append(f"  source: {rec['source']}")
-    for alt in result["alternatives"]:
-        lines.append(f"Also works: torch {alt['torch']} ({alt['variant']}): {alt['install']}")
-    inst = result.get("installed")
-    if inst:
-        state = "works with this machine" if inst["fits"] else "does not fit: " + "; ".join(inst["why"])
-        lines.append(f"Installed: torch {inst['torch']} ({inst['variant']}) {state}")
-    for s in result["skipped_newer"][:6]:
-        lines.append(f"Skipped newer: torch {s['torch']} ({s['variant']}): {'; '.join(s['why'])}")
-    for n in result["notes"]:
-        lines.append(f"Note: {n}")
-    return "\n".join(lines) + "\n"
+        facts = live_facts(env, deadline=opts.deadline)
+    result = recommend(facts, kb)
+    report = build_report("recommend", facts, [], kb)
+    report.meta["elapsed_s"] = round(env.clock() - started, 3)
+    report.extra = result
+    return report

@@ -11,7 +11,16 @@ from typing import Any, Iterable, Sequence
 
 from gpuvet import __version__
 from gpuvet.checks.base import Check, Context, Fail, Pass, Skip, Unknown
-from gpuvet.model import Deduction, Evidence, ExitCode, Facts, Finding, Outcome, Report, Severity
+from gpuvet.model import (
+    Deduction,
+    Evidence,
+    ExitCode,
+    Facts,
+    Finding,
+    Outcome,
+    Report,
+    Severity,
+)
 
 REPORT_SCHEMA = "https://gpuvet.dev/schema/report/1"
 REPORT_SCHEMA_VERSION = 1

@@ -1,0 +1,50 @@
+"""The injected environment a use case runs in: streams, environ, the System, the clock, the cwd.
+
+Tests build an ``Environment`` with StringIO streams and a fake ``System`` and call ``main`` in-process.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import IO, Any, Callable, Mapping
+
+from gpuvet.model.errors import GpuvetError
+
+__all__ = ["Environment", "GpuvetError"]
+
+
+@dataclass
+class Environment:
+    stdin: IO[Any] = field(default_factory=lambda: sys.stdin)
+    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
+    stderr: IO[str] = field(default_factory=lambda: sys.stderr)
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    system_factory: Callable[[], Any] | None = None
+    clock: Callable[[], float] = time.monotonic
+    cwd: str = field(default_factory=os.getcwd)
+
+    def system(self, python: str | None = None):
+        """The machine.  ``python``: another interpreter whose installed packages to examine."""
+        if self.system_factory is not None:
+            return self.system_factory()
+        from gpuvet.probes.system import System
+
+        return System(self.environ, python=python or self.environ.get("GPUVET_PYTHON") or None)
+
+    @property
+    def color(self) -> bool:
+        if "NO_COLOR" in self.environ:
+            return False
+        if self.environ.get("FORCE_COLOR"):
+            return True
+        isatty = getattr(self.stdout, "isatty", None)
+        return bool(isatty and isatty())
+
+    @property
+    def width(self) -> int:
+        try:
+            return int(self.environ.get("COLUMNS", "")) or 100
+        except ValueError:
+            return 100

@@ -1,0 +1,62 @@
+"""``rules`` and ``rule CODE``: every check's documentation (from its docstring) and every log signature,
+as a Report whose ``extra`` is the document the renderers print."""
+from __future__ import annotations
+
+from typing import Any
+
+from gpuvet.model import Report
+from gpuvet.model.errors import UsageError
+
+
+def rule_dict(chk: Any) -> dict[str, Any]:
+    return {"code": chk.code, "name": chk.name, "severity": chk.severity.name.lower(), "tables": list(chk.tables),
+            "cause": chk.cause, "component": chk.component, "summary": chk.summary, "sections": chk.sections()}
+
+
+def signatures() -> list[dict[str, Any]]:
+    try:
+        from gpuvet import kb as kbmod
+
+        return list(kbmod.load().table("signatures"))
+    except Exception:  # a missing or broken table must not hide the rules
+        return []
+
+
+def sig_id(s: dict[str, Any]) -> str:
+    return str(s.get("id") or s.get("code") or s.get("name") or "?")
+
+
+def sig_summary(s: dict[str, Any]) -> str:
+    return str(s.get("title") or s.get("summary") or s.get("description") or s.get("cause") or "")
+
+
+def list_rules(env: Any = None) -> Report:
+    """Every check and every log signature (``extra``: {"checks": [...], "signatures": [...]})."""
+    from gpuvet.checks.registry import all_checks
+
+    sigs = signatures()
+    doc = {"checks": [rule_dict(c) for c in all_checks()],
+           "signatures": [{"id": sig_id(s), "summary": sig_summary(s), "cause": s.get("cause", "")} for s in sigs]}
+    return Report(command="rules", extra=doc)
+
+
+def show_rule(code: str, env: Any = None) -> Report:
+    """One check (by code or name) or log signature; ``meta["kind"]`` says which, ``extra`` is its document."""
+    from gpuvet.checks.registry import get
+
+    chk = get(code)
+    if chk is not None:
+        return Report(command="rule", meta={"kind": "check"}, extra=rule_dict(chk))
+    sig = next((s for s in signatures() if sig_id(s).lower() == code.lower()), None)
+    if sig is None:
+        raise UsageError(f"no check or signature {code!r} (gpuvet rules lists them)")
+    return Report(command="rule", meta={"kind": "signature"}, extra=dict(sig))
+
+
+def kb_info(env: Any = None) -> Report:
+    """KB version, date and what each table covers (``extra``: {"version", "date", "tables"})."""
+    from gpuvet import kb as kbmod
+    from gpuvet.kb import query as q
+
+    k = kbmod.load()
+    return Report(command="kb-info", extra={"version": k.version, "date": k.date, "tables": q.coverage(k)})

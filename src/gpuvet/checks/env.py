@@ -1,0 +1,293 @@
+"""ENV: configuration (environment variables that hide or override GPUs, device-node access)."""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from gpuvet.model import Facts, Row, Severity
+from gpuvet.model.arch import gfx_from_override
+
+from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
+from .common import _amd_gpus, _default_rocm, _rocm_entry, amd_gpu_state
+from .gpu import gpu_arch
+
+
+# ---------------------------------------------------------------------------------------------------
+def _natively_supported(kb: Any, arch: str, facts: Facts) -> tuple[bool | None, str]:
+    """Is ``arch`` among the officially supported targets of the installed ROCm release (or, when
+    none is known, of any ROCm release in the KB)?"""
+    if kb is None:
+        return None, ""
+    rels = [r.get("version") for r in _default_rocm(facts)]
+    for rel in rels:
+        e = _rocm_entry(kb, str(rel))
+        if e and e.get("gfx_targets"):
+            return arch in e["gfx_targets"], f"ROCm {e['rocm']}"
+    any_targets = [e for e in kb.table("rocm_releases") if e.get("gfx_targets")]
+    if not any_targets:
+        return None, ""
+    hit = [e for e in any_targets if arch in e["gfx_targets"]]
+    return bool(hit), (f"ROCm {hit[0]['rocm']}" if hit else "any ROCm release in the knowledge base")
+
+
+@check(code="ENV024", name="hsa-override-gfx-version", severity="warning",
+       tables=("env_vars",), cause="gpu-arch-unsupported", component="config-env")
+def hsa_override_gfx_version(ctx: Context) -> Iterable:
+    """What it does:
+    When HSA_OVERRIDE_GFX_VERSION (or HSA_OVERRIDE_GFX_VERSION_<n>) is set, says to what target it
+    makes the runtime report the GPU (10.3.0 -> gfx1030, 9.0.10 -> gfx90a), and checks it: a
+    malformed value is an error; a value the knowledge base (``hsa_overrides``, from public threads)
+    records as failing for this GPU's real target is an error; an override of another GPU
+    generation (major version) is an error; an override on a GPU the installed ROCm release
+    supports natively is a warning; a value recorded as working passes.  The GPU's own target comes
+    from the KFD topology (rocminfo reports the target after the override) or from its model name.
+
+    Why is this bad?
+    The override makes ROCm load code objects built for another target.  Within one family (RDNA2
+    gfx1031 -> gfx1030) that is a known workaround; across families, or to a target the framework
+    has no kernels for either, it crashes ("invalid device function", "hipErrorNoBinaryForGpu",
+    segfaults) or computes wrong results.  Left set on a supported GPU (an MI210, a 7900 XTX) it
+    only hides the real target and breaks the next framework upgrade.
+
+    Example:
+    HSA_OVERRIDE_GFX_VERSION=10.3.0 on an RX 6700 XT (gfx1031): passes (known to work).
+    HSA_OVERRIDE_GFX_VERSION=11.0.2 on a Radeon 780M (gfx1103) with torch +rocm6.1: fires.
+    HSA_OVERRIDE_GFX_VERSION=11.0.0 on an MI210 (gfx90a): fires.  HSA_OVERRIDE_GFX_VERSION=gfx1030:
+    fires (malformed).
+
+    Fix:
+    Unset HSA_OVERRIDE_GFX_VERSION on natively supported GPUs; otherwise set it to the known-working
+    value of the same family (X.Y.Z of the closest supported target), or install a framework build
+    that carries kernels for the GPU's own target.
+
+    References:
+    https://github.com/ollama/ollama/blob/main/docs/gpu.md#overrides
+    https://github.com/ROCm/ROCm/issues/2353
+    https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html
+    """
+    facts = ctx.facts
+    env = {r.get("name"): r for r in facts.table("env_vars")}
+    names = sorted(n for n in env if n == "HSA_OVERRIDE_GFX_VERSION" or re.fullmatch(r"HSA_OVERRIDE_GFX_VERSION_\d+", n or ""))
+    if not names:
+        yield Pass("HSA_OVERRIDE_GFX_VERSION is not set")
+        return
+    state, reason = amd_gpu_state(facts)
+    gpus = _amd_gpus(facts)
+    overrides = ctx.kb.table("hsa_overrides") if ctx.kb is not None else []
+    for n in names:
+        r = env[n]
+        value = str(r.get("value") or "")
+        eff = gfx_from_override(value)
+        e_set = ev(r, f"{n}={value}")
+        if eff is None:
+            yield Fail(f"{n}={value!r} is malformed: the runtime expects X.Y.Z (e.g. 10.3.0 for gfx1030)",
+                       why="A malformed override is ignored or misread by the HSA runtime.",
+                       evidence=[e_set], severity=Severity.ERROR,
+                       fixes=[fix(f"unset {n}, or set it to X.Y.Z", command=f"unset {n}", safe=True)])
+            continue
+        targets = gpus
+        m = re.fullmatch(r"HSA_OVERRIDE_GFX_VERSION_(\d+)", n)
+        if m:
+            targets = [g for g in gpus if g.get("index") == int(m.group(1))] or gpus
+        if not targets:
+            if state == "unknown":
+                yield Unknown(f"{n}={value} makes the GPU report {eff}; the GPU's own target is not known: {reason}",
+                              [e_set])
+            else:
+                yield Fail(f"{n}={value} is set but no AMD GPU was found",
+                           evidence=[e_set], severity=Severity.INFO,
+                           fixes=[fix(f"unset {n}", command=f"unset {n}", safe=True)])
+            continue
+        for g in targets:
+            real = gpu_arch(g, ctx.kb)
+            from_kfd = "/kfd/" in g.source
+            if not from_kfd:
+                # rocminfo / amd-smi report the target *after* the override: prefer the model's own
+                by_name = gpu_arch(Row(g.table, {**g.values, "arch": None, "compute_capability": None}, g.source),
+                                   ctx.kb)
+                real = by_name or real
+            gname = g.get("name") or real or "GPU"
+            e_gpu = ev(g, f"{gname}: {real or 'target unknown'}")
+            if not real:
+                yield Unknown(f"{n}={value} ({eff}); the real target of {gname} is not known", [e_set, e_gpu])
+                continue
+            if real == eff:
+                if not from_kfd and not by_name:
+                    yield Unknown(f"{n}={value}: {gname} reports {eff}, which may be the override itself; its own "
+                                  "target is not known", [e_set, e_gpu])
+                else:
+                    yield Pass(f"{n}={value} names {gname}'s own target {real}", [e_set, e_gpu])
+                continue
+            known = [o for o in overrides if o.get("real") == real and str(o.get("override")) == value.strip()]
+            if known and not known[0].get("works"):
+                yield Fail(f"{n}={value} on {gname} ({real}) makes it report {eff}, which is known to fail",
+                           why=str(known[0].get("note") or ""), evidence=[e_set, e_gpu, ev(None, str(known[0].get("source")))],
+                           severity=Severity.ERROR,
+                           fixes=[fix(f"unset {n}, or use a value known to work for {real}", safe=True)])
+                continue
+            if known and known[0].get("works"):
+                yield Pass(f"{n}={value} on {gname} ({real} -> {eff}) is a known working override",
+                           [e_set, e_gpu, ev(None, str(known[0].get("source")))])
+                continue
+            rm = re.match(r"gfx(\d+?)([0-9a-f]{2})$", real)
+            em = re.match(r"gfx(\d+?)([0-9a-f]{2})$", eff)
+            if rm and em and rm.group(1) != em.group(1):
+                yield Fail(f"{n}={value} makes {gname} ({real}) report {eff}, another GPU generation",
+                           why="Code objects of another generation do not run on this GPU.",
+                           evidence=[e_set, e_gpu], severity=Severity.ERROR,
+                           fixes=[fix(f"unset {n}", command=f"unset {n}", safe=True)])
+                continue
+            native, where = _natively_supported(ctx.kb, real, facts)
+            if native:
+                yield Fail(f"{n}={value} is set on {gname} ({real}), which {where} supports natively",
+                           why="The override hides the GPU's real target and loads code built for another one.",
+                           evidence=[e_set, e_gpu],
+                           fixes=[fix(f"unset {n}", command=f"unset {n}", safe=True)])
+                continue
+            yield Unknown(f"{n}={value} makes {gname} ({real}) report {eff}; the knowledge base has no record "
+                          "of this override", [e_set, e_gpu])
+
+
+VISIBLE_VARS = {
+    "amd": ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"),
+    "nvidia": ("CUDA_VISIBLE_DEVICES",),
+}
+
+
+def _host_env(ctx: Context) -> dict[str, tuple[str, object]]:
+    return {r.get("name"): (r.get("value", ""), r) for r in ctx.facts.table("env_vars")}
+
+
+def _hides_all(value: str, count: int) -> str | None:
+    """Why this *_VISIBLE_DEVICES value leaves no device, or None when it leaves at least one."""
+    v = value.strip()
+    if v == "":
+        return "it is set but empty"
+    if v in ("-1", "none", "NoDevFiles", "void"):
+        return f"'{v}' selects no device"
+    items = [i.strip() for i in v.split(",") if i.strip()]
+    idx = []
+    for i in items:
+        if re.fullmatch(r"-?\d+", i):
+            n = int(i)
+            if n < 0:
+                break  # the list ends at the first invalid index
+            idx.append(n)
+        elif re.match(r"(GPU|MIG)-", i):
+            return None  # UUIDs: cannot judge against indices
+        else:
+            break
+    if count and idx and all(n >= count for n in idx):
+        return f"index(es) {','.join(map(str, idx))} but only {count} GPU(s) exist (0..{count - 1})"
+    if not idx:
+        return f"'{v}' names no valid device index"
+    return None
+
+
+@check(code="ENV060", name="visible-devices-hide-every-gpu", severity="error",
+       tables=("env_vars",), cause="device-access", component="config-env")
+def visible_devices_hide_every_gpu(ctx: Context):
+    """What it does:
+    Reads CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL and
+    reports a value that leaves the process with no GPU at all.
+
+    Why is this bad?
+    An empty value, ``-1`` or indices past the last GPU hide every device: the framework then reports
+    "no GPU" or "CUDA driver initialization failed" / "No HIP GPUs are available", which looks like a
+    driver or install problem but is configuration. On ROCm, ROCR_VISIBLE_DEVICES is applied first and
+    HIP_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES index into what it left.
+
+    Example:
+    ``CUDA_VISIBLE_DEVICES=""`` exported by a job script on a machine with 8 GPUs.
+
+    Fix:
+    Unset the variable, or set it to existing indices (0..N-1) or GPU UUIDs.
+
+    References:
+    https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars
+    https://rocm.docs.amd.com/en/latest/conceptual/gpu-isolation.html
+    """
+    env = _host_env(ctx)
+    present = [v for v in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL") if v in env]
+    if not present:
+        yield Skip("no *_VISIBLE_DEVICES variable is set")
+        return
+    status = ctx.facts.status("gpu_devices")
+    gpus = ctx.facts.table("gpu_devices")
+    if status == "empty":
+        yield Skip("no GPU on this machine: nothing to hide")
+        return
+    if not gpus:
+        yield Unknown("the GPUs of this machine are not known", [ev(env[v][1], f"{v}={env[v][0]!r}") for v in present])
+        return
+    for var in present:
+        vendors = [vd for vd, names in VISIBLE_VARS.items() if var in names]
+        count = sum(1 for g in gpus if g.get("vendor") in vendors)
+        if not count:
+            continue  # e.g. HIP_VISIBLE_DEVICES on an NVIDIA-only machine does nothing
+        value, r = env[var]
+        why = _hides_all(str(value), count)
+        if why:
+            yield Fail(f"{var}={value!r} hides every GPU: {why}",
+                       why="The framework will see no GPU and report it as missing or as a driver failure.",
+                       evidence=[ev(r, f"{var}={value!r}")] + [ev(g, f"GPU {g.get('index')}: {g.get('name')}") for g in gpus[:4]],
+                       fixes=[fix(f"unset {var}, or set it to indices 0..{count - 1}", f"unset {var}", safe=True)])
+
+
+@check(code="ENV061", name="gpu-device-node-not-accessible", severity="error",
+       tables=("device_nodes",), cause="device-access", component="config-env")
+def gpu_device_node_not_accessible(ctx: Context):
+    """What it does:
+    Checks that this user can open the GPU device nodes: /dev/kfd and /dev/dri/renderD* (ROCm),
+    /dev/nvidiactl, /dev/nvidia-uvm and /dev/nvidiaN (CUDA).
+
+    Why is this bad?
+    ROCm needs read-write access to /dev/kfd and a render node; without it hipInit fails with
+    "hipErrorNoDevice" / "No HIP GPUs are available" even though rocminfo run as root works. On NVIDIA,
+    a node the user cannot open gives "cudaErrorNoDevice" or "CUDA driver initialization failed".
+
+    Example:
+    /dev/kfd is crw-rw---- root:render and the user is not in the render group.
+
+    Fix:
+    Add the user to the group owning the node (usually render, on older distributions video) and log
+    in again; in a container pass the devices (``--device /dev/kfd --device /dev/dri`` and
+    ``--group-add render``, or ``--gpus all`` with the NVIDIA container toolkit).
+
+    References:
+    https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/prerequisites.html
+    https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/
+    """
+    nodes = [r for r in ctx.facts.table("device_nodes") if r.get("exists", True)]
+    if not nodes and not ctx.facts.table("device_nodes"):
+        yield Skip("no GPU device nodes on this machine")
+        return
+    users = ctx.facts.table("user")
+    groups = set(users[0].get("groups", [])) if users else set()
+    uname = users[0].get("name", "$USER") if users else "$USER"
+    if not nodes and any(r.get("exists") is False for r in ctx.facts.table("device_nodes")):
+        yield Skip("the GPU device nodes are absent (see the driver and container checks)")
+        return
+    undecided = [r for r in nodes if r.get("readable") is None or r.get("writable") is None]
+    nodes = [r for r in nodes if r not in undecided]
+    if undecided and not nodes:
+        yield Unknown("access to the pasted device nodes is not known (an `ls -l` shows modes, not this user's groups)",
+                      [ev(r, f"{r.get('path')} {r.get('mode')} group {r.get('group')}") for r in undecided])
+        return
+    bad = [r for r in nodes if not (r.get("readable") and r.get("writable"))]
+    for r in bad:
+        grp = r.get("group") or ""
+        in_group = grp in groups
+        fixes = []
+        if grp and grp != "root" and not in_group:
+            fixes.append(fix(f"add {uname} to the '{grp}' group, then log out and in", f"sudo usermod -aG {grp} {uname}", root=True))
+        fixes.append(fix("in a container, pass the device and its group (--device, --group-add)"))
+        yield Fail(f"{r.get('path')} is not read-write for this user (mode {r.get('mode') or '?'}, group {grp or '?'})",
+                   why="The runtime opens this node to reach the GPU; without access the GPU looks absent.",
+                   evidence=[ev(r, f"{r.get('path')} mode {r.get('mode')} group {grp}; user groups: {', '.join(sorted(groups)) or '?'}")],
+                   fixes=fixes)
+    if not bad:
+        yield Pass(f"{len(nodes)} GPU device node(s) are read-write for this user")
+
+
+CHECKS = [hsa_override_gfx_version, visible_devices_hide_every_gpu, gpu_device_node_not_accessible]

@@ -1,0 +1,289 @@
+"""EXT: compiled extensions and the toolchain that builds them (nvcc, host compiler)."""
+from __future__ import annotations
+
+import re
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from gpuvet.kb import query as q
+from gpuvet.model import Severity
+
+from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
+from .common import (
+    COMPANIONS,
+    _build_cuda,
+    _fmt,
+    _nvidia_mm,
+    _packages,
+    _release_entry,
+    _torch,
+)
+from .gpu import gpu_arch
+
+
+# ---------------------------------------------------------------------------------------------------
+@check(code="EXT101", name="extension-built-for-other-torch", severity="error",
+       tables=("packages",), cause="extension-abi", component="extension")
+def extension_built_for_other_torch(ctx: Context):
+    """What it does:
+    Finds compiled extensions (xformers, vllm, flash-attn, bitsandbytes, apex, deepspeed, torch-scatter
+    ...) whose wheel requires a torch version other than the installed one: its own ``Requires-Dist``
+    on torch, or, when the metadata was not read, the torch release the knowledge base's companions
+    table records for that extension release.
+
+    Why is this bad?
+    A C++/CUDA extension links against libtorch's C++ ABI, which changes with every torch release.
+    Imported against another torch it fails with "undefined symbol: _ZN3c10..." or, worse, loads and
+    corrupts memory.  Prebuilt xformers and vllm wheels pin one exact torch for this reason; installing
+    them with ``--no-deps`` or upgrading torch afterwards breaks the pin.
+
+    Example:
+    xformers 0.0.20 (built for torch 2.0.1) next to torch 2.1.0.
+
+    Fix:
+    Install the extension release built for the installed torch, or the torch it pins; rebuild
+    source-built extensions (``pip install --no-build-isolation --force-reinstall --no-cache-dir``).
+
+    References:
+    https://github.com/facebookresearch/xformers#installing-xformers
+    https://pytorch.org/docs/stable/notes/extending.html
+    https://github.com/Dao-AILab/flash-attention/issues/950
+    """
+    build, version = _torch(ctx)
+    if version is None:
+        yield Skip("torch is not installed")
+        return
+    tv = q.parse_version(version)
+    checked = []
+    for name, r in sorted(_packages(ctx).items()):
+        if name in ("torch", *COMPANIONS) or not name:
+            continue
+        have = str(r.get("version", ""))
+        spec = None
+        where = ""
+        for req in r.get("requires", []) or []:
+            try:
+                rq = Requirement(req)
+            except InvalidRequirement:
+                continue
+            if rq.name.lower() == "torch" and rq.specifier:
+                spec, where = str(rq.specifier), f"Requires-Dist {req}"
+                break
+        if spec is None:
+            pin = q.extension_pin(ctx.kb, name, have)
+            if pin is None:
+                continue
+            spec, where = str(pin["torch"]), f"KB companions: {name} {have} built for torch{pin['torch']} ({pin['source']})"
+        checked.append(name)
+        ok = q.spec_contains(spec, version)
+        if ok is False and tv is not None:
+            yield Fail(f"{name} {have} is built for torch{spec}, but torch {version} is installed",
+                       why=f"{name} carries compiled code linked against another libtorch; with torch {version} it "
+                           "fails to import (undefined symbol) or misbehaves.",
+                       evidence=[ev(r, f"{name} {have}: {where}"), ev(build, f"torch {version}")],
+                       fixes=[fix(f"install the {name} release built for torch {version}, or torch{spec}", safe=True),
+                              fix(f"or rebuild {name} from source against this torch",
+                                  f"pip install --no-build-isolation --force-reinstall --no-cache-dir {name}")])
+    if not checked:
+        yield Skip("no extension with a recorded torch requirement is installed")
+        return
+    yield Pass(f"{', '.join(checked)} match torch {version}")
+
+
+# ---------------------------------------------------------------------------------------------------
+@check(code="EXT104", name="host-compiler-too-new-for-nvcc", severity="error",
+       tables=("compilers",), cause="toolchain", component="extension")
+def host_compiler_too_new_for_nvcc(ctx: Context):
+    """What it does:
+    Compares the host GCC (or clang) with the newest one the installed nvcc accepts, from the CUDA
+    installation guide's host compiler table (crt/host_config.h enforces it).
+
+    Why is this bad?
+    nvcc refuses a newer host compiler: "#error -- unsupported GNU version! gcc versions later than 12
+    are not supported!".  Every CUDA extension build fails (flash-attn, apex, a torch.utils.cpp_extension
+    JIT load, DeepSpeed ops), usually deep inside a pip install log.
+
+    Example:
+    nvcc from CUDA 12.1 with GCC 13 (CUDA 12.1 accepts GCC up to 12).
+
+    Fix:
+    Install a supported GCC and point nvcc at it (``export CC=gcc-12 CXX=g++-12`` or
+    ``NVCC_CCBIN=/usr/bin/g++-12``), or use a newer CUDA toolkit.  ``-allow-unsupported-compiler``
+    skips the test at your own risk.
+
+    References:
+    https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html#host-compiler-support-policy
+    """
+    nvcc = ctx.facts.first("compilers", name="nvcc")
+    hosts = [r for r in ctx.facts.table("compilers") if r.get("name") in ("gcc", "g++", "clang", "clang++")]
+    if nvcc is None:
+        yield Skip("no nvcc")
+        return
+    if not hosts:
+        yield Skip("the host compiler version was not recorded")
+        return
+    cuda = nvcc.get("cuda_version") or nvcc.get("version")
+    entry = q.host_compiler(ctx.kb, cuda)
+    if entry is None:
+        yield Unknown(f"the KB records no host compiler limit for CUDA {cuda}")
+        return
+    for h in hosts:
+        name = str(h.get("name"))
+        family = "clang" if name.startswith("clang") else "gcc"
+        limit = entry.get("clang_max" if family == "clang" else "gcc_max")
+        have = q.parse_version(h.get("version"))
+        if limit is None or have is None:
+            yield Unknown(f"cannot compare {name} {h.get('version')} with CUDA {cuda}")
+            continue
+        if have.release[0] > int(limit):
+            yield Fail(f"{name} {h.get('version')} is newer than CUDA {cuda}'s nvcc accepts ({family} <= {limit})",
+                       why=f"nvcc {cuda} stops with 'unsupported GNU version' (or clang version) for a newer host "
+                           "compiler, so CUDA extensions cannot be built.",
+                       evidence=[ev(h, f"{name} {h.get('version')}"), ev(nvcc, f"nvcc CUDA {cuda}"),
+                                 ev(None, f"KB host_compilers CUDA {entry['cuda']}: {family} <= {limit} ({entry['source']})")],
+                       fixes=[fix(f"install {family}-{limit} and use it for CUDA builds",
+                                  f"export CC={family}-{limit} CXX={'g++' if family == 'gcc' else 'clang++'}-{limit}"),
+                              fix("or use a newer CUDA toolkit")])
+        else:
+            yield Pass(f"{name} {h.get('version')} is accepted by nvcc {cuda}")
+
+
+@check(code="EXT003", name="nvcc-cuda-differs-from-framework", severity="error",
+       tables=("compilers", "framework_builds"), cause="extension-abi", component="extension")
+def nvcc_cuda_differs_from_framework(ctx: Context):
+    """What it does:
+    Compares the CUDA release of ``nvcc`` (the compiler that builds CUDA extensions: flash-attn,
+    apex, xformers from source, deepspeed ops, your own ``torch.utils.cpp_extension`` modules) with
+    the CUDA version each framework build was made with.  A different major release is an error; a
+    different minor release is a warning.
+
+    Why is this bad?
+    ``torch.utils.cpp_extension`` refuses to build when the majors differ ("The detected CUDA version
+    (11.8) mismatches the version that was used to compile PyTorch (12.1)") and only warns on a minor
+    difference; an extension built anyway links a CUDA runtime and libraries of another major than the
+    framework's, which fails at import ("undefined symbol", "libcudart.so.11.0: cannot open shared
+    object file") or at run time.
+
+    Example:
+    nvcc 11.8 with torch 2.5.1+cu124: error.  nvcc 12.6 with torch 2.5.1+cu124: warning.  nvcc
+    13.0.88 with torch 2.11.0+cu130: passes.
+
+    Fix:
+    Install the CUDA toolkit of the framework's CUDA version and point CUDA_HOME (and PATH) at it
+    before building, or install the framework build made for the toolkit's CUDA.
+
+    References:
+    https://pytorch.org/docs/stable/cpp_extension.html
+    https://docs.nvidia.com/deploy/cuda-compatibility/index.html
+    """
+    nvccs = [r for r in ctx.facts.table("compilers") if r.get("name") == "nvcc" and _nvidia_mm(r.get("cuda_version"))]
+    builds = [r for r in ctx.facts.table("framework_builds") if _build_cuda(r.get("cuda"))]
+    if not nvccs:
+        yield Skip("no nvcc found")
+        return
+    if not builds:
+        yield Skip("no framework build made for CUDA is installed")
+        return
+    nv = nvccs[0]
+    have: tuple[int, int] = _nvidia_mm(nv.get("cuda_version"))  # type: ignore[assignment]
+    where = f" at {nv.get('path')}" if nv.get("path") else ""
+    for b in builds:
+        need, major_only = _build_cuda(b.get("cuda"))  # type: ignore[misc]
+        name = f"{b.get('name', 'framework')} {b.get('version', '')}".strip()
+        built = f"CUDA {b.get('cuda')}" if major_only else f"CUDA {_fmt(need)}"
+        evidence = [ev(nv, f"nvcc{where}: CUDA {nv.get('cuda_version')} ({nv.get('version')})"),
+                    ev(b, f"{name} built with CUDA {b.get('cuda')}")]
+        # a build that names only its CUDA major (jaxlib's cuda13 plugin) is judged on the major alone
+        same = have[0] == need[0] if major_only else have == need
+        if same:
+            yield Pass(f"nvcc CUDA {_fmt(have)} matches {name} ({built})", evidence)
+            continue
+        fixes = [fix(f"Install a CUDA {b.get('cuda') if major_only else _fmt(need)} toolkit and set CUDA_HOME "
+                     "(and PATH) to it before building extensions", root=True),
+                 fix(f"Or install a {b.get('name', 'framework')} build made for CUDA {_fmt(have)}", safe=True)]
+        if have[0] != need[0]:
+            yield Fail(f"nvcc{where} is CUDA {_fmt(have)} but {name} was built with {built}: "
+                       "a different CUDA major release, so CUDA extensions will not build or will not load",
+                       why="torch.utils.cpp_extension refuses a CUDA major different from the framework's; an "
+                           "extension built against another major links another CUDA runtime.",
+                       evidence=evidence, fixes=fixes)
+        else:
+            yield Fail(f"nvcc{where} is CUDA {_fmt(have)} but {name} was built with {built} "
+                       "(same major, different minor)",
+                       why="Extensions usually build and load across CUDA minor releases, but PTX, headers and "
+                           "library symbols can differ; torch warns about it.",
+                       evidence=evidence, fixes=fixes, severity=Severity.WARNING)
+
+
+def _cc_of(arch: str | None) -> tuple[int, int] | None:
+    """'sm_70' -> (7, 0); 'sm_90a' -> (9, 0); 'sm_120' -> (12, 0)."""
+    m = re.fullmatch(r"sm_(\d+?)(\d)[a-z]?", arch or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+@check(code="EXT006", name="nvcc-cannot-target-gpu", severity="error",
+       tables=("compilers", "gpu_devices"), cause="gpu-arch-unsupported", component="extension")
+def nvcc_cannot_target_gpu(ctx: Context):
+    """What it does:
+    Compares each NVIDIA GPU's compute capability with the oldest architecture the installed nvcc
+    can still compile for (the knowledge base's ``min_compute_capability`` of the toolkit release:
+    CUDA 13.x starts at Turing, 7.5).
+
+    Why is this bad?
+    CUDA 13.0 removed offline compilation and library support for Maxwell, Pascal and Volta: nvcc
+    13 cannot build CUDA extensions or kernels for a V100 (sm_70), a P100 (sm_60) or a GTX 1080
+    (sm_61) ("nvcc fatal : Unsupported gpu architecture 'compute_70'"), and the CUDA 13 math
+    libraries carry no code for them.  Building flash-attn, apex or your own extension for such a
+    GPU with CUDA 13 fails, or builds for other GPUs only.
+
+    Example:
+    nvcc 13.0 on a Tesla V100 (7.0): fires.  nvcc 13.0.88 on an H200 (9.0): passes.  nvcc 12.8 on
+    a V100: skipped (no floor recorded for 12.x; 12.x still targets Volta).
+
+    Fix:
+    Build with a CUDA 12.x toolkit (set CUDA_HOME to it), with a framework build for CUDA 12.x, on
+    this GPU; or use a Turing-or-newer GPU for CUDA 13.
+
+    References:
+    https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#deprecated-architectures
+    https://developer.nvidia.com/cuda-gpus
+    """
+    nvccs = [r for r in ctx.facts.table("compilers") if r.get("name") == "nvcc" and _nvidia_mm(r.get("cuda_version"))]
+    gpus = [r for r in ctx.facts.table("gpu_devices") if r.get("vendor") == "nvidia"]
+    if not nvccs:
+        yield Skip("no nvcc found")
+        return
+    if not gpus:
+        yield Skip("no NVIDIA GPU on this machine")
+        return
+    nv = nvccs[0]
+    have = _nvidia_mm(nv.get("cuda_version"))
+    release = _release_entry(ctx.kb, have)  # type: ignore[arg-type]
+    floor = _nvidia_mm(release.get("min_compute_capability")) if release else None
+    if floor is None:
+        yield Skip(f"the knowledge base records no oldest GPU architecture for CUDA {_fmt(have)}")  # type: ignore[arg-type]
+        return
+    for g in gpus:
+        arch = gpu_arch(g, ctx.kb)
+        cc = _cc_of(arch)
+        label = f"GPU {g.get('index', '?')} {g.get('name', '')}".strip()
+        if cc is None:
+            yield Unknown(f"the architecture of {label} is not known", [ev(g, label)])
+            continue
+        evidence = [ev(nv, f"nvcc {nv.get('version')} (CUDA {nv.get('cuda_version')}) compiles for compute "
+                           f"capability {_fmt(floor)} and newer"),
+                    ev(g, f"{label}: {arch} (compute capability {_fmt(cc)})")]
+        if cc >= floor:
+            yield Pass(f"nvcc CUDA {_fmt(have)} can compile for {label} ({arch})", evidence)  # type: ignore[arg-type]
+        else:
+            yield Fail(f"nvcc CUDA {_fmt(have)} cannot compile for {label} ({arch}): CUDA {have[0]}.x supports "  # type: ignore[arg-type,index]
+                       f"compute capability {_fmt(floor)} and newer",
+                       why="CUDA 13.0 removed offline compilation and library support for Maxwell, Pascal and "
+                           "Volta; extensions and kernels built with it carry no code for this GPU.",
+                       evidence=evidence,
+                       fixes=[fix("Build with a CUDA 12.x toolkit for this GPU: install it and set CUDA_HOME (and "
+                                  "PATH) to it", root=True),
+                              fix("Or use a framework build made for CUDA 12.x on this GPU", safe=True)])
+
+
+CHECKS = [nvcc_cuda_differs_from_framework, nvcc_cannot_target_gpu, extension_built_for_other_torch, host_compiler_too_new_for_nvcc]

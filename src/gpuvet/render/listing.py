@@ -1,0 +1,98 @@
+"""Text views of the document commands (``rules``, ``rule``, ``kb info``, ``recommend``): each takes the
+Report the use case returned and gives the text ``--format terminal`` prints."""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from gpuvet.model import Report
+
+
+def rule_page(d: dict[str, Any]) -> str:
+    """A check's page as text (also the body of docs/rules/CODE.md); ``d`` as ``app.rules.rule_dict``."""
+    out = [f"{d['code']} {d['name']}", "",
+           f"Severity: {d['severity']} · cause: {d['cause']} · component: {d['component']} · "
+           f"facts: {', '.join(d['tables'])}", ""]
+    for head, body in d["sections"].items():
+        out.append(head if head.endswith("?") else f"{head}:")
+        out.extend("  " + line if line.strip() else "" for line in body.splitlines())
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def rules_text(report: Report) -> str:
+    checks, sigs = report.extra["checks"], report.extra["signatures"]
+    width = max((len(c["name"]) for c in checks), default=10)
+    lines = [f"{len(checks)} checks (gpuvet rule CODE for one check's documentation)", ""]
+    for c in checks:
+        summary = " ".join(c["summary"].split())
+        if len(summary) > 90:
+            summary = summary[:87] + "..."
+        lines.append(f"{c['code']}  {c['name']:<{width}}  {c['severity']:<8}  {summary}")
+    if sigs:
+        lines += ["", f"{len(sigs)} log signatures (kb/data/signatures.yaml)", ""]
+        for s in sigs:
+            lines.append(f"{s['id']}  {s['cause']}  {s['summary'][:90]}")
+    return "\n".join(lines) + "\n"
+
+
+def rule_text(report: Report) -> str:
+    if report.meta.get("kind") == "check":
+        return rule_page(report.extra)
+    return "\n".join(f"{k}: {v}" for k, v in report.extra.items()) + "\n"
+
+
+def kb_info_text(report: Report) -> str:
+    doc = report.extra
+    out = [f"gpuvet knowledge base {doc['version']} ({doc['date']})", ""]
+    for name, info in doc["tables"].items():
+        out.append(f"{name}: {info['entries']} entries")
+        for key, val in info.items():
+            if key in ("entries", "description"):
+                continue
+            if isinstance(val, dict):
+                val = "; ".join(f"{k2}: {', '.join(map(str, v2)) if isinstance(v2, list) else v2}" for k2, v2 in val.items())
+            elif isinstance(val, list):
+                val = ", ".join(map(str, val))
+            out.append(f"  {key}: {val}")
+    return "\n".join(out) + "\n"
+
+
+def recommend_text(report: Report) -> str:
+    result = report.extra
+    lines: list[str] = []
+    m = result["machine"]
+    gpus = ", ".join(f"{g['name']} ({g['arch']})" for g in m["gpus"]) or "no GPU"
+    drv = f"driver {m['driver']} (CUDA {m['driver_cuda'] or '?'})" if m["driver"] else "driver: not known"
+    lines.append(f"Machine: {gpus}; {drv}; Python {m['python'] or '?'}; glibc {m['glibc'] or '?'}")
+    rec = result["recommendation"]
+    if rec is None:
+        lines.append("No torch build in the knowledge base is known to work here.")
+    else:
+        lines.append(f"Recommended: torch {rec['torch']} ({rec['variant']})")
+        lines.append(f"  {rec['install']}")
+        lines.append(f"  source: {rec['source']}")
+    for alt in result["alternatives"]:
+        lines.append(f"Also works: torch {alt['torch']} ({alt['variant']}): {alt['install']}")
+    inst = result.get("installed")
+    if inst:
+        state = "works with this machine" if inst["fits"] else "does not fit: " + "; ".join(inst["why"])
+        lines.append(f"Installed: torch {inst['torch']} ({inst['variant']}) {state}")
+    for s in result["skipped_newer"][:6]:
+        lines.append(f"Skipped newer: torch {s['torch']} ({s['variant']}): {'; '.join(s['why'])}")
+    for n in result["notes"]:
+        lines.append(f"Note: {n}")
+    return "\n".join(lines) + "\n"
+
+
+# command -> its terminal view; commands not here are finding reports (render.terminal's table)
+TEXT_VIEWS: dict[str, Callable[[Report], str]] = {
+    "rules": rules_text, "rule": rule_text, "kb-info": kb_info_text, "recommend": recommend_text,
+}
+# commands whose JSON is the document itself (not the report envelope)
+JSON_DOCUMENTS = ("rules", "rule", "kb-info")
+
+
+def document_json(report: Report) -> str:
+    default = str if report.command == "rule" or report.command == "kb-info" else None
+    return json.dumps(report.extra, indent=2, default=default) + "\n"
