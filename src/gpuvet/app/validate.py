@@ -97,7 +97,8 @@ def select_cases(opts: ValidateOptions, env: Environment):
                 opts.params.setdefault(s.name, {})["dtypes"] = sorted(want)
     else:
         specs = cat.for_level("bench" if opts.kind == "bench" else opts.level)
-    specs = [s for s in specs if s.level != "fault"] + cat.faults(faults)
+    # injected faults run first: the real cases after them show that the run carries on
+    specs = cat.faults(faults) + [s for s in specs if s.level != "fault"]
     return specs, scan_info
 
 

@@ -2,7 +2,8 @@
 
 The noise band comes from the repeated timings inside each run (every timed metric carries its samples):
 a change is a regression only when it is larger than the spread of both runs added together, and never
-below ``MIN_BAND`` (10 %).  A metric without samples gets ``SINGLE_BAND``.  A correctness failure in the
+below ``MIN_BAND`` (10 %): the band is ``SPREAD_K`` (3) times the two runs' spreads added, because
+run-to-run noise is wider than the spread inside one run.  A metric without samples gets ``SINGLE_BAND``.  A correctness failure in the
 new run is always a regression, whatever the timings say.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from gpuvet.model import Evidence, Finding, Outcome
 from .findings import finding
 
 MIN_BAND = 0.10
+SPREAD_K = 3.0
 SINGLE_BAND = 0.25
 BAD = ("failed", "error", "crashed", "timeout", "framework-error", "framework-timeout")
 
@@ -36,8 +38,9 @@ def compare_metric(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     nmed, nlo, nhi = _spread(new)
     higher = (new.get("better") or base.get("better")) == "higher"
     delta = (nmed - bmed) / abs(bmed) if bmed else 0.0
-    # worse direction: base's spread on the worse side plus new's spread on the better side
-    band = max(MIN_BAND, (bhi + nlo) if not higher else (blo + nhi))
+    # worse direction: base's spread on the worse side plus new's spread on the better side, times
+    # SPREAD_K (run-to-run noise is wider than the spread inside one run), never under MIN_BAND
+    band = max(MIN_BAND, SPREAD_K * ((bhi + nlo) if not higher else (blo + nhi)))
     worse = -delta if higher else delta
     verdict = "regression" if worse > band else ("improvement" if -worse > band else "noise")
     return {"base": bmed, "new": nmed, "unit": new.get("unit") or base.get("unit"), "delta": delta, "band": band,

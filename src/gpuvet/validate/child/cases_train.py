@@ -312,9 +312,10 @@ def case_leak_loop(ctx):
     w = t.randn(n, n, device=ctx.device)
     points = []
     leak = [] if ctx.params.get("leak") else None
+    use_matmul = ctx.gpu or not ctx.small  # a CPU run in CI keeps the compute elementwise (cheap)
     for i in range(iters):
         x = t.randn(n, n, device=ctx.device)
-        y = (x @ w).relu_().sum()
+        y = ((x @ w) if use_matmul else (x * w)).relu_().sum()
         if leak is not None:
             leak.append(x)  # fault injection: keep every buffer alive
         del x, y

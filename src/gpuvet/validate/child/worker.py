@@ -41,6 +41,12 @@ def _jsonable(obj):
 
 def main(argv: list[str]) -> int:
     global _PROTO
+    try:  # a crashing case must not leave a core file behind
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, ValueError, OSError):
+        pass
     # the protocol keeps the real stdout; anything printed by cases or native code goes to stderr
     proto_fd = os.dup(1)
     os.dup2(2, 1)
