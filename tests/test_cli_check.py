@@ -36,7 +36,7 @@ def test_formats_render(tmp_path):
     r = run_cli(["check", "--from", H200_CE, "--format", "junit"])
     assert r.out.startswith("<?xml") and "<testsuite" in r.out
     r = run_cli(["check", "--from", H200_CE])
-    assert "Health score" in r.out and "2.11.0+cu130" in r.out
+    assert "Score " in r.out and "2.11.0+cu130" in r.out
 
 
 def test_from_stdin():

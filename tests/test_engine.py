@@ -59,11 +59,36 @@ def test_policy_select_ignore_ack_severity():
     assert exit_code(rep, Severity.CRITICAL) is ExitCode.OK
 
 
-def test_score_caps_unknowns():
+def test_score_is_of_what_was_checked_and_coverage_says_how_much_was_not():
+    from gpuvet.app.engine import coverage
     from gpuvet.model import Finding
     unknowns = [Finding(f"X{i}", "n", Severity.ERROR, Outcome.UNKNOWN, "t") for i in range(20)]
-    sc, ded = score(unknowns)
-    assert sc == 90 and ded[-1].code == "unknown"
+    passed = [Finding("Y1", "n", Severity.ERROR, Outcome.PASSED, "t")]
+    failed = [Finding("Z1", "n", Severity.WARNING, Outcome.FAILED, "t")]
+    sc, ded = score(unknowns + passed)
+    assert sc == 100 and ded == []
+    sc, ded = score(unknowns + passed + failed)
+    assert sc == 92 and [d.code for d in ded] == ["Z1"]
+    assert coverage(unknowns + passed + failed) == {"checked": 2, "unchecked": 20, "not_applicable": 0}
+
+
+def test_checks_of_a_vendor_the_gpus_rule_out_are_not_applicable():
+    from gpuvet.app.engine import vendors_ruled_out
+    from gpuvet.model import Facts, row
+    f = Facts()
+    f.add([row("gpu_devices", "nvidia-smi", vendor="nvidia", index=0, name="NVIDIA H200", arch="sm_90")])
+    assert set(vendors_ruled_out(f)) == {"amd"}
+    f.add([row("gpu_devices", "rocminfo", vendor="amd", index=0, name="MI210", arch="gfx90a")])
+    assert vendors_ruled_out(f) == {}
+    assert vendors_ruled_out(Facts()) == {}  # no GPU seen: nothing ruled out
+    from gpuvet import kb as KB
+    from gpuvet.checks.registry import all_checks
+    g = Facts()  # a pasted nvidia-smi: only the GPU table is known
+    g.add([row("gpu_devices", "nvidia-smi", vendor="nvidia", index=0, name="NVIDIA H200", arch="sm_90")])
+    by = {x.code: x for x in run_checks(g, all_checks(), KB.load())}
+    assert by["RTM027"].outcome is Outcome.SKIPPED and "NVIDIA" in by["RTM027"].title
+    assert by["ENV024"].outcome is Outcome.SKIPPED
+    assert by["DRV002"].outcome is not Outcome.SKIPPED  # NVIDIA's own rules still run
 
 
 def test_docstring_sections():

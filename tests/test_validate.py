@@ -23,6 +23,7 @@ SCAN_PROJECT = os.path.join(HERE, "fixtures", "scan_project")
 
 torch_missing = subprocess.run([sys.executable, "-c", "import importlib.util,sys; sys.exit(importlib.util.find_spec('torch') is None)"]).returncode != 0
 needs_torch = pytest.mark.skipif(torch_missing, reason="needs torch (the CPU build) in the test interpreter")
+slow = pytest.mark.slow  # child processes that import torch: run in CI and with GPUVET_SLOW_TESTS=1
 
 
 def cli(argv, db=None, **environ):
@@ -47,6 +48,7 @@ def standard_run(tmp_path_factory):
     return rc, json.loads(out), err, db, html
 
 
+@slow
 @needs_torch
 def test_standard_level_runs_every_case_and_passes_on_the_cpu(standard_run):
     rc, doc, err, db, html = standard_run
@@ -69,6 +71,7 @@ def test_standard_level_runs_every_case_and_passes_on_the_cpu(standard_run):
     assert doc["validate"]["run_id"] >= 1  # stored in the history
 
 
+@slow
 @needs_torch
 def test_fault_injection_each_fault_is_its_own_finding_and_the_run_carries_on(tmp_path):
     rc, out, err = cli(["validate", "--case", "kernels", "--inject", "segfault,abort,hang,wrong", "--inject", "leak",
@@ -86,6 +89,7 @@ def test_fault_injection_each_fault_is_its_own_finding_and_the_run_carries_on(tm
     assert [c["case"] for c in doc["validate"]["cases"]][-1] == "kernels"
 
 
+@slow
 @needs_torch
 def test_two_stored_runs_compare_noise_is_not_a_regression_an_injected_sleep_is(tmp_path):
     db = tmp_path / "h.sqlite"
@@ -132,6 +136,7 @@ def test_a_correctness_failure_is_always_a_regression():
     assert not any(f.failed for f in f3)
 
 
+@slow
 @needs_torch
 def test_collective_runs_one_process_per_rank_with_gloo():
     rc, out, _ = cli(["validate", "--case", "collective", "--device", "cpu", "--format", "json", "--no-save", "-q"])
@@ -186,6 +191,7 @@ def test_compare_unknown_run_is_one_line(tmp_path):
     assert rc == 3 and "no run 998" in err and err.count("\n") == 1
 
 
+@slow
 @needs_torch
 def test_html_report_has_the_plots_and_renders_in_a_headless_browser(standard_run, tmp_path):
     *_, html = standard_run

@@ -11,24 +11,15 @@ from typing import Any, Iterable, Sequence
 
 from gpuvet import __version__
 from gpuvet.checks.base import Check, Context, Fail, Pass, Skip, Unknown
-from gpuvet.model import (
-    Deduction,
-    Evidence,
-    ExitCode,
-    Facts,
-    Finding,
-    Outcome,
-    Report,
-    Severity,
-)
+from gpuvet.model import Deduction, ExitCode, Facts, Finding, Outcome, Report, Severity
 
 REPORT_SCHEMA = "https://gpuvet.dev/schema/report/1"
 REPORT_SCHEMA_VERSION = 1
 
-# Points a failed finding costs, by severity; an unknown costs a little (could not check is never
-# healthy) with a cap so a machine with no GPU tools is not scored 0 for what it lacks.
+# Points a failed finding costs, by severity.  The score is of what was checked: a check that could
+# not run costs nothing (a pasted nvidia-smi scores what it shows, like the machine it came from);
+# how much could not be checked is reported beside the score ("checked"/"unchecked"), never hidden.
 POINTS = {Severity.CRITICAL: 40, Severity.ERROR: 20, Severity.WARNING: 8, Severity.INFO: 0}
-UNKNOWN_POINTS, UNKNOWN_CAP = 2, 10
 
 
 @dataclass
@@ -49,12 +40,42 @@ def run_checks(facts: Facts, checks: Sequence[Check], kb: Any, policy: Policy | 
                options: dict[str, Any] | None = None) -> list[Finding]:
     policy = policy or Policy()
     ctx = Context(facts, kb, dict(options or {}))
+    ruled_out = vendors_ruled_out(facts)
     findings: list[Finding] = []
     for chk in checks:
         if not policy.wants(chk.code):
             continue
-        findings.extend(_apply_policy(f, policy) for f in _run_one(chk, ctx))
+        vendor = check_vendor(chk)
+        for f in _run_one(chk, ctx):
+            if vendor in ruled_out and f.outcome is Outcome.UNKNOWN:
+                # what could not be checked about a vendor the GPUs rule out does not apply here; a
+                # real failure (hipcc set up for AMD on an NVIDIA machine) is still reported
+                f = _finding(chk, Outcome.SKIPPED, ruled_out[vendor])
+            findings.append(_apply_policy(f, policy))
     return findings
+
+
+def check_vendor(chk: Check) -> str:
+    """'amd' | 'nvidia' for a rule about one vendor's stack, '' for one about any."""
+    return getattr(chk, "vendor", "") or ""
+
+
+def vendors_ruled_out(facts: Facts) -> dict[str, str]:
+    """Vendors whose checks do not apply, with the reason: the GPUs were read and all are of the other
+    vendor (an NVIDIA-only machine needs no ROCm checks, and the reverse).  Nothing is ruled out when
+    no GPU was seen or the GPU probe failed: "no GPU found" cannot be told from "could not look"."""
+    gpus = facts.table("gpu_devices")
+    vendors = {str(g.get("vendor") or "") for g in gpus}
+    if not gpus or "" in vendors:
+        return {}
+    out: dict[str, str] = {}
+    names = {"amd": "AMD", "nvidia": "NVIDIA"}
+    for vendor, other in (("amd", "nvidia"), ("nvidia", "amd")):
+        if vendors == {other}:
+            n = len(gpus)
+            out[vendor] = f"not applicable: the {n} GPU{'s' if n > 1 else ''} here {'are' if n > 1 else 'is'} " \
+                          f"{names[other]}, no {names[vendor]} GPU"
+    return out
 
 
 def _run_one(chk: Check, ctx: Context) -> Iterable[Finding]:
@@ -62,7 +83,7 @@ def _run_one(chk: Check, ctx: Context) -> Iterable[Finding]:
     if missing:
         errs = [e for t in missing for e in ctx.facts.table_errors(t)]
         why = "; ".join(dict.fromkeys(e.message for e in errs)) or f"not collected: {', '.join(missing)}"
-        yield _finding(chk, Outcome.UNKNOWN, f"could not check: {why}", evidence=[Evidence(why)])
+        yield _finding(chk, Outcome.UNKNOWN, f"could not check: {why}", missing=tuple(missing))
         return
     try:
         results = list(chk.func(ctx))
@@ -77,7 +98,8 @@ def _run_one(chk: Check, ctx: Context) -> Iterable[Finding]:
     unknowns = [r for r in results if isinstance(r, Unknown)]
     if unknowns:
         u = unknowns[0]
-        yield _finding(chk, Outcome.UNKNOWN, f"could not check: {u.reason}", evidence=u.evidence)
+        yield _finding(chk, Outcome.UNKNOWN, f"could not check: {u.reason}", evidence=u.evidence,
+                       missing=tuple(getattr(u, "missing", ()) or ()))
         return
     skips = [r for r in results if isinstance(r, Skip)]
     if skips and not any(isinstance(r, Pass) for r in results):
@@ -87,7 +109,7 @@ def _run_one(chk: Check, ctx: Context) -> Iterable[Finding]:
         if errs:
             why = "; ".join(dict.fromkeys(e.message for e in errs))
             yield _finding(chk, Outcome.UNKNOWN, f"could not check: {why} ({skips[0].reason})",
-                           evidence=[Evidence(why)])
+                           missing=tuple(t for t in chk.tables if ctx.facts.table_errors(t)))
             return
         yield _finding(chk, Outcome.SKIPPED, skips[0].reason)
         return
@@ -97,10 +119,10 @@ def _run_one(chk: Check, ctx: Context) -> Iterable[Finding]:
 
 
 def _finding(chk: Check, outcome: Outcome, title: str, why: str = "", evidence=(), fixes=(),
-             severity: Severity | None = None) -> Finding:
+             severity: Severity | None = None, missing: tuple[str, ...] = ()) -> Finding:
     return Finding(code=chk.code, name=chk.name, severity=severity or chk.severity, outcome=outcome,
                    title=title, why=why, evidence=tuple(evidence), fixes=tuple(fixes), cause=chk.cause,
-                   component=chk.component)
+                   component=chk.component, missing=missing)
 
 
 def _apply_policy(f: Finding, policy: Policy) -> Finding:
@@ -118,11 +140,15 @@ def score(findings: Sequence[Finding]) -> tuple[int, list[Deduction]]:
     for f in findings:
         if f.failed and not f.acknowledged and POINTS[f.severity]:
             deductions.append(Deduction(f.code, POINTS[f.severity], f.title))
-    unknown = [f for f in findings if f.outcome is Outcome.UNKNOWN]
-    if unknown:
-        pts = min(UNKNOWN_CAP, UNKNOWN_POINTS * len(unknown))
-        deductions.append(Deduction("unknown", pts, f"{len(unknown)} check(s) could not run"))
     return max(0, 100 - sum(d.points for d in deductions)), deductions
+
+
+def coverage(findings: Sequence[Finding]) -> dict[str, int]:
+    """How much the score rests on: checks that ran to an answer vs. those that could not run."""
+    checked = sum(1 for f in findings if f.outcome in (Outcome.PASSED, Outcome.FAILED))
+    unchecked = sum(1 for f in findings if f.outcome is Outcome.UNKNOWN)
+    return {"checked": checked, "unchecked": unchecked,
+            "not_applicable": sum(1 for f in findings if f.outcome is Outcome.SKIPPED)}
 
 
 def build_report(command: str, facts: Facts, findings: list[Finding], kb: Any,
@@ -131,11 +157,81 @@ def build_report(command: str, facts: Facts, findings: list[Finding], kb: Any,
     findings = sorted(findings, key=lambda f: (order[f.outcome], -int(f.severity), f.code))
     sc, deductions = score(findings)
     m: dict[str, Any] = {"gpuvet_version": __version__, "kb": kb.stamp() if kb is not None else None,
-                         "facts_origin": facts.origin}
+                         "facts_origin": facts.origin, "coverage": coverage(findings)}
     if started is not None:
         m["elapsed_s"] = round(time.monotonic() - started, 3)
     m.update(meta)
-    return Report(command=command, findings=findings, facts=facts, score=sc, deductions=deductions, meta=m)
+    rep = Report(command=command, findings=findings, facts=facts, score=sc, deductions=deductions, meta=m)
+    if command == "check" and facts is not None:
+        rep.extra["usable"] = gpu_usable(facts, findings)
+    return rep
+
+
+def _short_gpu(name: str) -> str:
+    import re
+
+    return re.sub(r"^(NVIDIA|AMD)\s+|\b(GeForce|Instinct)\s+", "", str(name or "GPU")).strip() or "GPU"
+
+
+def gpu_usable(facts: Facts, findings: Sequence[Finding]) -> dict[str, str]:
+    """The answer to collect_env's "Is CUDA available", and more: can the framework use a GPU here?
+
+    ``state``: ``yes`` | ``no`` | ``unknown`` | ``no-framework``; ``framework``: the one judged;
+    ``text``: the verdict line the terminal leads with."""
+    builds = facts.table("framework_builds")
+    fw = next((b for b in builds if b.get("name") == "torch"), None) or \
+        next((b for b in builds if b.get("cuda") or b.get("hip")), None) or (builds[0] if builds else None)
+    pasted = facts.origin == "pasted"
+    if fw is None:
+        errs = [e.message for e in facts.table_errors("framework_builds")]
+        if errs:
+            return {"state": "unknown", "framework": "",
+                    "text": f"GPU usable: not known: the framework build could not be read ({errs[0]})"}
+        if pasted:
+            return {"state": "unknown", "framework": "",
+                    "text": "GPU usable: not known: the text shows no framework build "
+                            "(paste the output of python -m torch.utils.collect_env)"}
+        return {"state": "no-framework", "framework": "",
+                "text": "no framework in this environment: check the one your job uses with --python"}
+    name, version = str(fw.get("name") or "framework"), str(fw.get("version") or "")
+    head = f"GPU usable by {name}: "
+    kind = "cuda" if fw.get("cuda") else "rocm" if fw.get("hip") else str(fw.get("variant") or "cpu")
+    gpus = facts.table("gpu_devices")
+    vendors = {str(g.get("vendor") or "") for g in gpus}
+    vendor_name = {"nvidia": "an NVIDIA GPU", "amd": "an AMD GPU"}
+
+    def res(state: str, text: str) -> dict[str, str]:
+        return {"state": state, "framework": name, "text": head + text}
+
+    if kind not in ("cuda", "rocm"):
+        where = " and ".join(vendor_name[v] for v in sorted(vendors) if v in vendor_name)
+        if where:
+            return res("no", f"no: CPU-only build ({version}) on a machine with {where}")
+        return res("no", f"no: CPU-only build ({version})" +
+                   ("" if pasted or facts.status("gpu_devices") == "error" else ", and no GPU was found"))
+    blockers = [f for f in findings if f.failed and not f.acknowledged and f.severity >= Severity.ERROR]
+    if blockers:
+        more = f" (and {len(blockers) - 1} more)" if len(blockers) > 1 else ""
+        return res("no", f"no: {blockers[0].title}{more}")
+    want = "nvidia" if kind == "cuda" else "amd"
+    mine = [g for g in gpus if g.get("vendor") == want]
+    runtime = f"CUDA {fw.get('cuda')}" if kind == "cuda" else f"HIP {fw.get('hip')}"
+    if not mine:
+        st = facts.status("gpu_devices")
+        if st == "error":
+            msg = facts.table_errors("gpu_devices")[0].message
+            return res("unknown", f"not known: the GPUs could not be read ({msg})")
+        if st == "missing" or pasted:
+            tool = "nvidia-smi" if want == "nvidia" else "rocminfo"
+            return res("unknown", f"not known: the text shows no GPU (paste the output of {tool})")
+        return res("no", f"no: {version} is a {runtime} build, but no {'NVIDIA' if want == 'nvidia' else 'AMD'} "
+                         "GPU was found")
+    groups: dict[tuple[str, str], int] = {}
+    for g in mine:
+        key = (_short_gpu(str(g.get("name") or "")), str(g.get("arch") or ""))
+        groups[key] = groups.get(key, 0) + 1
+    gdesc = ", ".join(f"{n}x {gname}{' ' + arch if arch else ''}" for (gname, arch), n in groups.items())
+    return res("yes", f"yes ({version}, {runtime}, {gdesc})")
 
 
 def exit_code(report: Report, fail_on: Severity) -> ExitCode:

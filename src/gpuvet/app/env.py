@@ -44,7 +44,15 @@ class Environment:
 
     @property
     def width(self) -> int:
+        """The terminal's real width: COLUMNS when exported, else the width of the terminal standard
+        output is on, else 80 (a pipe or a file)."""
         try:
-            return int(self.environ.get("COLUMNS", "")) or 100
+            cols = int(self.environ.get("COLUMNS", "") or 0)
         except ValueError:
-            return 100
+            cols = 0
+        if cols > 0:
+            return cols
+        try:
+            return os.get_terminal_size(self.stdout.fileno()).columns or 80
+        except (AttributeError, OSError, ValueError):
+            return 80

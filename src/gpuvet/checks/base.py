@@ -70,6 +70,7 @@ class Check:
     cause: str
     component: str
     doc: str
+    vendor: str = ""  # "amd" | "nvidia" for a rule about one vendor's stack; "" for any
 
     def sections(self) -> dict[str, str]:
         return parse_doc(self.doc)
@@ -80,12 +81,16 @@ class Check:
 
 
 def check(*, code: str, name: str, severity: Severity | str, tables: Sequence[str], cause: str,
-          component: str) -> Callable[[Callable[[Context], Iterable[Result]]], Check]:
-    """Declare a check.  Registration is explicit (``checks.registry.ALL``), never on import."""
+          component: str, vendor: str = "") -> Callable[[Callable[[Context], Iterable[Result]]], Check]:
+    """Declare a check.  Registration is explicit (``checks.registry.ALL``), never on import.
+    ``vendor``: the GPU vendor whose stack the rule is about (its unknowns are "not applicable" on a
+    machine whose GPUs are all of the other vendor)."""
+    if vendor not in ("", "amd", "nvidia"):
+        raise ValueError(f"{code}: vendor must be '', 'amd' or 'nvidia', not {vendor!r}")
 
     def wrap(func: Callable[[Context], Iterable[Result]]) -> Check:
         sev = Severity.parse(severity) if isinstance(severity, str) else severity
-        return Check(code, name, sev, tuple(tables), func, cause, component, inspect.getdoc(func) or "")
+        return Check(code, name, sev, tuple(tables), func, cause, component, inspect.getdoc(func) or "", vendor)
 
     return wrap
 

@@ -29,7 +29,7 @@ from .common import (
 
 # ---------------------------------------------------------------------------------------------------
 @check(code="DRV020", name="amd-kernel-driver-too-old", severity="error",
-       tables=("drivers", "runtimes"), cause="driver-too-old", component="driver")
+       tables=("drivers", "runtimes"), cause="driver-too-old", component="driver", vendor="amd")
 def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
     """What it does:
     Finds the ROCm release whose amdgpu kernel-mode driver (KMD, the "ROCk module") is loaded --
@@ -145,7 +145,7 @@ def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
 
 # ---------------------------------------------------------------------------------------------------
 @check(code="DRV026", name="amdgpu-driver-not-loaded", severity="error",
-       tables=("gpu_devices",), cause="device-access", component="driver")
+       tables=("gpu_devices",), cause="device-access", component="driver", vendor="amd")
 def amdgpu_driver_not_loaded(ctx: Context) -> Iterable:
     """What it does:
     Fires when an AMD GPU is on the PCI bus (or named by a pasted report) and ROCm is installed,
@@ -329,7 +329,7 @@ def _judge(ctx: Context, need: tuple[int, int], what: str, need_row: Row, alt_fi
 
 
 @check(code="DRV001", name="driver-too-old-for-framework-cuda", severity="error",
-       tables=("drivers", "framework_builds"), cause="driver-too-old", component="driver")
+       tables=("drivers", "framework_builds"), cause="driver-too-old", component="driver", vendor="nvidia")
 def driver_too_old_for_framework_cuda(ctx: Context):
     """What it does:
     Compares the CUDA version each installed framework build was made with (torch's
@@ -388,7 +388,7 @@ def _toolkit_rows(ctx: Context) -> list[tuple[Row, str]]:
 
 
 @check(code="DRV002", name="driver-too-old-for-cuda-toolkit", severity="error",
-       tables=("drivers",), cause="driver-too-old", component="driver")
+       tables=("drivers",), cause="driver-too-old", component="driver", vendor="nvidia")
 def driver_too_old_for_cuda_toolkit(ctx: Context):
     """What it does:
     Compares the installed CUDA toolkit (``nvcc --version``'s release, the toolkit's ``version.json``)
@@ -436,7 +436,7 @@ def driver_too_old_for_cuda_toolkit(ctx: Context):
 
 
 @check(code="DRV004", name="nvidia-kernel-module-differs-from-user-space-driver", severity="error",
-       tables=("drivers",), cause="driver-too-old", component="driver")
+       tables=("drivers",), cause="driver-too-old", component="driver", vendor="nvidia")
 def nvidia_kernel_module_differs_from_user_space_driver(ctx: Context):
     """What it does:
     Compares the version of the loaded NVIDIA kernel module (``/proc/driver/nvidia/version``) with
@@ -511,7 +511,7 @@ def nvidia_kernel_module_differs_from_user_space_driver(ctx: Context):
 
 
 @check(code="DRV005", name="nvidia-driver-not-responding", severity="error",
-       tables=(), cause="device-access", component="driver")
+       tables=(), cause="device-access", component="driver", vendor="nvidia")
 def nvidia_driver_not_responding(ctx: Context):
     """What it does:
     Reports an NVIDIA driver that is installed or an NVIDIA GPU that is present but cannot be

@@ -31,7 +31,7 @@ def _natively_supported(kb: Any, arch: str, facts: Facts) -> tuple[bool | None, 
 
 
 @check(code="ENV024", name="hsa-override-gfx-version", severity="warning",
-       tables=("env_vars",), cause="gpu-arch-unsupported", component="config-env")
+       tables=("env_vars",), cause="gpu-arch-unsupported", component="config-env", vendor="amd")
 def hsa_override_gfx_version(ctx: Context) -> Iterable:
     """What it does:
     When HSA_OVERRIDE_GFX_VERSION (or HSA_OVERRIDE_GFX_VERSION_<n>) is set, says to what target it

@@ -149,7 +149,7 @@ def host_compiler_too_new_for_nvcc(ctx: Context):
 
 
 @check(code="EXT003", name="nvcc-cuda-differs-from-framework", severity="error",
-       tables=("compilers", "framework_builds"), cause="extension-abi", component="extension")
+       tables=("compilers", "framework_builds"), cause="extension-abi", component="extension", vendor="nvidia")
 def nvcc_cuda_differs_from_framework(ctx: Context):
     """What it does:
     Compares the CUDA release of ``nvcc`` (the compiler that builds CUDA extensions: flash-attn,
@@ -222,7 +222,7 @@ def _cc_of(arch: str | None) -> tuple[int, int] | None:
 
 
 @check(code="EXT006", name="nvcc-cannot-target-gpu", severity="error",
-       tables=("compilers", "gpu_devices"), cause="gpu-arch-unsupported", component="extension")
+       tables=("compilers", "gpu_devices"), cause="gpu-arch-unsupported", component="extension", vendor="nvidia")
 def nvcc_cannot_target_gpu(ctx: Context):
     """What it does:
     Compares each NVIDIA GPU's compute capability with the oldest architecture the installed nvcc

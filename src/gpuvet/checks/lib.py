@@ -18,7 +18,7 @@ def _miopen_in_use(facts: Facts) -> tuple[bool, list]:
 
 
 @check(code="LIB025", name="miopen-db-unusable", severity="warning",
-       tables=("kernel_caches",), cause="kernel-cache-db", component="system-library")
+       tables=("kernel_caches",), cause="kernel-cache-db", component="system-library", vendor="amd")
 def miopen_db_unusable(ctx: Context) -> Iterable:
     """What it does:
     When MIOpen is in use (a MIOpen library, or a ROCm framework build), checks its three

@@ -30,7 +30,7 @@ def _loaded_hip(facts: Facts) -> Row | None:
 
 # ---------------------------------------------------------------------------------------------------
 @check(code="RTM021", name="framework-hip-differs-from-rocm", severity="error",
-       tables=("framework_builds", "runtimes"), cause="runtime-mismatch", component="framework-build")
+       tables=("framework_builds", "runtimes"), cause="runtime-mismatch", component="framework-build", vendor="amd")
 def framework_hip_differs_from_rocm(ctx: Context) -> Iterable:
     """What it does:
     Compares the HIP version a framework was built with (torch's ``version.hip``, e.g. 5.7.31921)
@@ -111,7 +111,7 @@ def _prefix(path: str | None) -> str:
 
 
 @check(code="RTM022", name="hipcc-hip-differs-from-runtime", severity="error",
-       tables=("compilers", "runtimes"), cause="toolchain", component="runtime")
+       tables=("compilers", "runtimes"), cause="toolchain", component="runtime", vendor="amd")
 def hipcc_hip_differs_from_runtime(ctx: Context) -> Iterable:
     """What it does:
     Compares the HIP version hipcc / hipconfig report (``hipcc --version``, ``hipconfig --full``)
@@ -177,7 +177,7 @@ def hipcc_hip_differs_from_runtime(ctx: Context) -> Iterable:
 
 # ---------------------------------------------------------------------------------------------------
 @check(code="RTM023", name="hipcc-wrong-platform", severity="error",
-       tables=("compilers",), cause="toolchain", component="runtime")
+       tables=("compilers",), cause="toolchain", component="runtime", vendor="amd")
 def hipcc_wrong_platform(ctx: Context) -> Iterable:
     """What it does:
     Checks the platform hipcc / hipconfig resolve to (HIP_PLATFORM: amd or nvidia) against the GPUs
@@ -252,7 +252,7 @@ def hipcc_wrong_platform(ctx: Context) -> Iterable:
 
 # ---------------------------------------------------------------------------------------------------
 @check(code="RTM027", name="rocm-default-tree-mismatch", severity="error",
-       tables=("runtimes",), cause="runtime-mismatch", component="runtime")
+       tables=("runtimes",), cause="runtime-mismatch", component="runtime", vendor="amd")
 def rocm_default_tree_mismatch(ctx: Context) -> Iterable:
     """What it does:
     With several ROCm trees installed (/opt/rocm-6.1.0, /opt/rocm-6.2.4, ...), checks that /opt/rocm

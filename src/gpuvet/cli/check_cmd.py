@@ -16,7 +16,7 @@ from .common import emit, env_of, make_policy, output_options, policy_options
 @output_options
 @policy_options
 @click.pass_context
-def check(ctx: click.Context, sources, python, deadline, fmt, output, verbose, select, ignore, ack, fail_on) -> int:
+def check(ctx: click.Context, sources, python, deadline, fmt, output, verbose, stack, select, ignore, ack, fail_on) -> int:
     """Read every layer of this machine's GPU stack and say which components disagree.
 
     Prints the stack layer by layer (with where each version was read), the findings (what disagrees
@@ -27,5 +27,5 @@ def check(ctx: click.Context, sources, python, deadline, fmt, output, verbose, s
     env = env_of(ctx)
     policy = make_policy(select, ignore, ack, fail_on)
     report = run(CheckOptions(sources=tuple(sources), python=python, deadline=deadline, policy=policy), env)
-    emit(report, env, fmt, output, verbose)
+    emit(report, env, fmt, output, verbose, stack)
     return int(exit_code(report, policy.fail_on))

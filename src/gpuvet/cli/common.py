@@ -30,6 +30,8 @@ def output_options(func: Callable) -> Callable:
                         help="Write the report to this file instead of standard output.")(func)
     func = format_option()(func)
     func = click.option("--verbose", "-v", is_flag=True, help="Also list checks that passed or did not apply.")(func)
+    func = click.option("--stack", "stack", is_flag=True,
+                        help="Show the whole stack table, with where each row was read.")(func)
     return func
 
 
@@ -58,11 +60,13 @@ def make_policy(select, ignore, ack, fail_on: str):
                   acknowledged=acks, fail_on=sev)  # type: ignore[arg-type]
 
 
-def emit(report: Report, env: Environment, fmt: str, output: str | None, verbose: bool = False) -> None:
+def emit(report: Report, env: Environment, fmt: str, output: str | None, verbose: bool = False,
+         stack: bool = False) -> None:
     from gpuvet.render import render
 
     color = env.color and output is None and fmt == "terminal"
-    text = render(report, fmt, color=color, width=env.width, verbose=verbose)
+    text = render(report, fmt, color=color, width=env.width if output is None else 100, verbose=verbose,
+                  stack=stack)
     if output:
         tmp = f"{output}.tmp-{os.getpid()}"
         try:

@@ -7,7 +7,8 @@ from gpuvet.model import ExitCode
 
 from .common import emit, env_of, format_option
 
-EPILOG = """Exit status: 0 no stack problem found; 1 at least one diagnosis (a stack cause); 3 bad input
+EPILOG = """Exit status: 0 no stack problem found (nothing, or only the user's code or data, is blamed); 1 at
+least one diagnosis that blames the stack; 3 bad input
 (missing, unreadable, directory, binary or empty); 4 gpuvet's own failure."""
 
 
@@ -38,4 +39,10 @@ def diagnose(ctx: click.Context, log, here, follow, wait_s, fmt, output, verbose
         env.stderr.write(f"gpuvet: no diagnosis in {follow} after {wait_s:g}s\n")
         return int(ExitCode.OK)
     emit(report, env, fmt, output, verbose)
-    return int(ExitCode.FINDINGS if report.extra.get("diagnoses") else ExitCode.OK)
+    return int(diagnose_exit(report))
+
+
+def diagnose_exit(report) -> ExitCode:
+    """1 only when the stack is at fault: a diagnosis whose component is not the user's own code."""
+    stack = [d for d in report.extra.get("diagnoses") or [] if d.get("component") != "user-code"]
+    return ExitCode.FINDINGS if stack else ExitCode.OK

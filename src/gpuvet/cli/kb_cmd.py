@@ -55,7 +55,7 @@ def _description(torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, gl
 @policy_options
 @click.pass_context
 def compat(ctx: click.Context, torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, glibc,
-           fmt, output, verbose, select, ignore, ack, fail_on) -> int:
+           fmt, output, verbose, stack, select, ignore, ack, fail_on) -> int:
     """Evaluate a described stack (no machine needed) with the checks `gpuvet check` runs.
 
     Says whether it works, breaks, or is unknown (the knowledge base does not know enough: never a
@@ -68,7 +68,7 @@ def compat(ctx: click.Context, torch, cuda, rocm, driver, gpu, python, packages,
     desc = _description(torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, glibc)
     policy = make_policy(select, ignore, ack, fail_on)
     report = run(CompatOptions(desc, policy), env)
-    emit(report, env, fmt, output, verbose)
+    emit(report, env, fmt, output, verbose, stack)
     return int(exit_code(report, policy.fail_on))
 
 

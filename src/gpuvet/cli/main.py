@@ -27,6 +27,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "validate": ("gpuvet.cli.validate_cmd", "validate", "Run GPU correctness cases (child processes, time-outs) against float64 references."),
     "bench": ("gpuvet.cli.validate_cmd", "bench", "Microbenchmarks against the GPU's expected peaks; `bench compare A B`."),
     "scan": ("gpuvet.cli.validate_cmd", "scan", "List the operators, ROCm pitfalls and settings a project's code uses (AST, no import)."),
+    "snapshot": ("gpuvet.cli.snapshot_cmd", "snapshot", "Record this environment in the history (versions, origins, findings)."),
+    "history": ("gpuvet.cli.snapshot_cmd", "history", "List the snapshots in the history store."),
+    "mark-good": ("gpuvet.cli.snapshot_cmd", "mark_good", "Pin a snapshot as the good one to return to."),
+    "diff": ("gpuvet.cli.history_cmd", "diff", "What changed between two snapshots (or since the good one), most dangerous first."),
+    "rollback": ("gpuvet.cli.history_cmd", "rollback", "Plan (or build into a new venv) the way back to an earlier snapshot."),
 }
 
 

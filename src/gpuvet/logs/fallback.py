@@ -22,6 +22,22 @@ ERROR_LINE = re.compile(
     r"not (found|supported|available|compiled)|segmentation fault|core dumped|illegal|unsupported|"
     r"mismatch|incompatible|undefined symbol|no such file|killed|timed? ?out|hang|reset|fault|\bXid\b)", re.I)
 
+# Lines that look like errors but are fields of a tool's report or listing: collect_env / lscpu / nvidia-smi -q
+# fields ("Vulnerability Tsx async abort:      Not affected", "Uncorrectable Error   : 0"), KEY=value lines,
+# JSON members, section headings ("ECC Errors"), a passed check ("✓ EXT003 ... [error]"), ls of a path
+# that is absent (the device-node signatures read those where they matter).
+REPORT_LINE = re.compile(
+    r"^\s*[A-Za-z][\w .()/#+,-]{0,60}?(?::\s{2,}|\s+:(?:\s|$))"
+    r"|^\s*[A-Z][A-Z0-9_]*=|^\s*\"[^\"]{1,60}\":\s"
+    r"|^\s*[A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*){1,3}\s*$"
+    r"|^\s*[\u2713\u2714]\s|^\s*[-?]\s+[A-Z]{2,4}[0-9]{3}\s"
+    r"|^ls: cannot access ")
+
+
+def is_error_line(text: str) -> bool:
+    return bool(ERROR_LINE.search(text)) and not REPORT_LINE.match(text)
+
+
 # (cause, component, weight, pattern): the vocabulary of each layer.  Weights: 1.0 names the layer
 # unambiguously, 0.5 leans towards it.
 VOCAB: list[tuple[str, str, float, re.Pattern[str]]] = [(c, comp, w, re.compile(p, re.I)) for c, comp, w, p in [
@@ -120,4 +136,4 @@ def propose(error_lines: Sequence[tuple[int, str]], limit: int = 3) -> list[Prop
 
 
 def error_lines_of(lines: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
-    return [(n, t) for n, t in lines if ERROR_LINE.search(t)]
+    return [(n, t) for n, t in lines if is_error_line(t)]

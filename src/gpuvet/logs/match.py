@@ -15,7 +15,7 @@ from typing import IO, Iterator
 from gpuvet.model import Row
 
 from .extract import Hint, facts_in, hints_in
-from .fallback import ERROR_LINE
+from .fallback import is_error_line
 from .normalize import MAX_LINE, normalize
 from .signatures import Catalog, Signature
 
@@ -86,7 +86,7 @@ class Scanner:
         for h in hints_in(text, lineno):
             if h.name not in res.hints:
                 res.hints[h.name] = h
-        if ERROR_LINE.search(text):
+        if is_error_line(text):
             res.error_lines.append((lineno, text[:400]))
         if not keys:
             return []

@@ -35,6 +35,12 @@ RESOLVED_DISCOUNT = 0.75  # primary reading of a signature whose context rule ap
 USER_CODE_DISCOUNT = 0.35  # generic readings when the text shows a user-code error
 SECONDARY = 0.3  # damping of each further contribution to the same cause
 GENERIC_DISCOUNT = 0.6  # a generic symptom adds little when a specific message is present
+# Facts of a version skew under the whole stack (framework HIP vs system ROCm, a kernel driver older than
+# the runtime): every library above them is built against one release and runs on another, so any error
+# they raise (BLAS statuses, workspace allocations, MIOpen databases, memory faults, crashes) is explained
+# by the skew -- unless a decisive message names a different cause.
+SKEW_CAUSES = ("runtime-mismatch", "driver-too-old")
+DECISIVE = 0.9
 
 
 # Fix shown when a signature's alternative/contextual reading names another cause than its own.
@@ -95,6 +101,16 @@ class Diagnosis:
                 "references": self.references}
 
 
+def _names_other_cause(sig: Signature, cause: str) -> bool:
+    """A message a version skew does not explain away: a decisive one naming another cause, or the
+    framework's own out-of-memory report (capacity, not a library failing) unless it can mean ``cause``."""
+    if cause in _hyp_causes(sig):
+        return False
+    if sig.weight >= DECISIVE and not sig.generic:
+        return True
+    return sig.cause == "memory-allocator" and sig.component == "user-code" and not sig.generic
+
+
 def _hyp_causes(sig: Signature) -> set[str]:
     return {sig.cause} | {a.cause for a in sig.alternatives} | {r.cause for r in sig.resolve}
 
@@ -145,8 +161,13 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
     for f in findings:
         if not f.failed or f.acknowledged or f.cause in ("", "none"):
             continue
-        if f.cause in related_causes:
+        skew_explains = (f.cause in SKEW_CAUSES and f.severity >= Severity.ERROR and stack_sigs
+                         and not any(_names_other_cause(s, f.cause) for s in stack_sigs))
+        if f.cause in related_causes or skew_explains:
             w, how = FACT_EXPLAINS[f.severity], "explains the error"
+            if skew_explains and f.cause not in related_causes:
+                how = ("explains the error: a version skew under the stack makes the libraries above it fail "
+                       "in ways their own messages misattribute")
         elif not stack_sigs and f.severity < Severity.ERROR:
             # no error message at all (an empty log, a hang): a warning-level fact (a shadowed library
             # copy, a nightly) is not a diagnosis of a failure nothing describes

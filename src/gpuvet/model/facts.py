@@ -138,6 +138,26 @@ TABLES: dict[str, TableSpec] = {
 }
 
 
+# The command whose output supplies a table when the facts come from pasted text (what to paste
+# next), and what a live run reads.  Shown once in the collapsed "could not check" line.
+SUPPLIED_BY: dict[str, str] = {
+    "os_info": "python -m torch.utils.collect_env",
+    "gpu_devices": "nvidia-smi (NVIDIA) or rocminfo (AMD)",
+    "drivers": "nvidia-smi (NVIDIA) or rocminfo (AMD)",
+    "runtimes": "python -m torch.utils.collect_env",
+    "compilers": "nvcc --version / hipcc --version",
+    "libraries": "python -m torch.utils.collect_env",
+    "shared_libraries": "gpuvet check on the machine",
+    "framework_builds": "python -m torch.utils.collect_env",
+    "packages": "pip list",
+    "env_vars": "env",
+    "device_nodes": "ls -l /dev/kfd /dev/dri /dev/nvidia*",
+    "user": "id",
+    "containers": "gpuvet check on the machine",
+    "kernel_caches": "gpuvet check on the machine",
+}
+
+
 @dataclass(frozen=True)
 class Row:
     """One fact row: the table it belongs to, its values, and where it was read."""

@@ -101,6 +101,9 @@ class Finding:
     cause: str = "other"
     component: str = ""
     acknowledged: str | None = None  # reason, when the user's policy acknowledged it
+    # for an unknown: the fact tables it needed and could not have (renderers say which command's
+    # output would supply them, see model.facts.SUPPLIED_BY)
+    missing: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -121,6 +124,8 @@ class Finding:
         }
         if self.acknowledged:
             d["acknowledged"] = self.acknowledged
+        if self.missing:
+            d["missing"] = list(self.missing)
         return d
 
 

@@ -14,6 +14,7 @@ from typing import Callable, Iterable
 from gpuvet.model import Facts, ProbeError, Row, row
 
 from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo
+from .mentions import _ANY as _MENTIONS, parse_mentions  # noqa: F401  (dispatched by name below)
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 NA = {"", "n/a", "na", "none", "could not collect", "no cuda", "false"}
@@ -317,6 +318,7 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
     (re.compile(r"Cuda compilation tools, release"), nvidia, "parse_nvcc"),
     (re.compile(r"^__version__ = ['\"]", re.M), framework, "parse_torch_version_py"),
     (re.compile(r"^PRETTY_NAME=|^Linux \S+ \d+\.\d+|^ls: cannot access '/dev/|^[cd][rwx-]{9}.*?/dev/|\blib(amdhip64|cudnn|cudart|cublas|nccl|rccl|MIOpen|rocblas|hipblaslt)\.so\.\d+\.\d|\.dist-info/?$", re.M), None, "parse_misc"),
+    (_MENTIONS, None, "parse_mentions"),
     (re.compile(r"^Package\s+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
 ]
 
@@ -366,7 +368,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
     "compilers": ("name",),
     "os_info": (),
     "packages": ("name", "version"),
-    "runtimes": ("vendor", "name", "origin"),
+    "runtimes": ("vendor", "name", "origin", "version"),
     "env_vars": ("name",),
     "libraries": ("name", "version"),
     "device_nodes": ("path",),

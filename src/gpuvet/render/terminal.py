@@ -1,88 +1,286 @@
-"""Terminal output with Rich: the stack at a glance, then what disagrees and how to fix it."""
+"""Terminal output: the answer first, then what to fix, then the stack.
+
+Order of the screen (what a person reads at a glance):
+
+1. one verdict line (``GPU usable by torch: yes (2.11.0+cu130, CUDA 13.0, 1x H200 sm_90)``; for
+   ``compat`` the works/breaks/unknown verdict; for ``diagnose`` the causes come from its own extra);
+2. the failed findings, each with its evidence and fixes;
+3. the checks that could not run, collapsed into one line per reason with the command whose output
+   would supply the facts (``--verbose`` lists them one by one);
+4. the stack table: a short one by default, every row and where it was read with ``--stack`` or
+   ``--verbose``;
+5. the score of what was checked, and how much could not be.
+
+Plain text with optional ANSI colour, wrapped to the width given (the terminal's real width, which
+the CLI reads); no Rich, so the path users run is as fast as ``--format json``.
+"""
 from __future__ import annotations
 
-import io
-from typing import Any
+import textwrap
+from typing import Any, Iterable, Sequence
 
-from gpuvet.model import Outcome, Report, Severity
+from gpuvet.model import SUPPLIED_BY, Finding, Outcome, Report, Severity
 
 from .stack import stack_lines
 
-STYLE = {Severity.CRITICAL: "bold red", Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
-VERDICT_TEXT = {"works": "WORKS", "breaks": "BREAKS", "unknown": "UNKNOWN (the knowledge base does not know enough)"}
 MARK = {Outcome.FAILED: "✗", Outcome.UNKNOWN: "?", Outcome.PASSED: "✓", Outcome.SKIPPED: "-"}
+SEV_STYLE = {Severity.CRITICAL: "1;31", Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
+VERDICT_TEXT = {"works": "works", "breaks": "breaks", "unknown": "not known (the knowledge base does not know enough)"}
+# layers of the short stack table (the full one has every row)
+SHORT_LAYERS = ("os", "gpu", "driver", "runtime", "compiler", "library", "framework", "package")
+SHORT_PACKAGES = {"torch", "torchvision", "torchaudio", "triton", "pytorch-triton-rocm", "numpy", "xformers",
+                  "flash-attn", "jax", "jaxlib", "tensorflow", "bitsandbytes", "deepspeed", "vllm"}
+TABLE_WORDS = {"framework_builds": "framework build", "gpu_devices": "GPUs", "drivers": "driver",
+               "runtimes": "runtimes", "compilers": "compilers", "libraries": "loaded libraries",
+               "packages": "packages", "env_vars": "environment", "device_nodes": "device nodes",
+               "os_info": "OS and Python", "containers": "container", "kernel_caches": "kernel caches",
+               "shared_libraries": "library resolution", "user": "user"}
 
 
-def render_terminal(report: Report, color: bool = False, width: int = 100, verbose: bool = False,
-                    **_: Any) -> str:
+class _Out:
+    def __init__(self, width: int, color: bool):
+        self.width = max(40, int(width or 80))
+        self.color = color
+        self.lines: list[str] = []
+
+    def style(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color and code and text else text
+
+    def blank(self) -> None:
+        if self.lines and self.lines[-1] != "":
+            self.lines.append("")
+
+    def para(self, text: str, indent: int = 0, hang: int | None = None, code: str = "",
+             first: str = "") -> None:
+        """Wrap ``text`` to the width; ``first`` is an unstyled prefix-free lead already in text."""
+        hang = indent + 2 if hang is None else hang
+        wrapped = textwrap.wrap(text, width=self.width, initial_indent=" " * indent,
+                                subsequent_indent=" " * hang, break_long_words=True,
+                                break_on_hyphens=False) or [" " * indent]
+        for w in wrapped:
+            self.lines.append(self.style(w, code))
+
+    def text(self) -> str:
+        while self.lines and self.lines[-1] == "":
+            self.lines.pop()
+        return "\n".join(self.lines) + "\n"
+
+
+def render_terminal(report: Report, color: bool = False, width: int = 80, verbose: bool = False,
+                    stack: bool = False, **_: Any) -> str:
     from .listing import TEXT_VIEWS
 
     if report.command in TEXT_VIEWS:  # a document command (rules, kb info, recommend): its own view
         return TEXT_VIEWS[report.command](report)
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    out = _Out(width, color)
+    _verdict(out, report)
+    failed = [f for f in report.findings if f.outcome is Outcome.FAILED]
+    failed.sort(key=lambda f: (bool(f.acknowledged), -int(f.severity), f.code))
+    for f in failed:
+        _finding(out, f)
+    unknown = [f for f in report.findings if f.outcome is Outcome.UNKNOWN]
+    if verbose:
+        for f in unknown:
+            _finding(out, f, brief=True)
+        for f in report.findings:
+            if f.outcome in (Outcome.PASSED, Outcome.SKIPPED):
+                out.para(f"{MARK[f.outcome]} {f.code} {f.name}: {f.title}", code="2")
+    elif unknown:
+        out.blank()
+        for line in unknown_lines(report, unknown):
+            out.para(line, code="33" if not color else "33")
+    _diagnoses(out, report)
+    if report.facts is not None and not report.extra.get("hide_stack"):
+        _stack(out, report, full=stack or verbose)
+    _score(out, report)
+    return out.text()
 
-    buf = io.StringIO()
-    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False,
-                  emoji=False, soft_wrap=False)
+
+# -- 1. the verdict -------------------------------------------------------------------------------
+def _verdict(out: _Out, report: Report) -> None:
+    usable = report.extra.get("usable")
+    if usable:
+        state = usable.get("state")
+        code = {"yes": "1;32", "no": "1;31"}.get(state, "1;33")
+        out.para(usable["text"], code=code, hang=2)
+        out.blank()
+        return
     verdict = report.extra.get("verdict")
     if verdict:
-        vstyle = {"works": "bold green", "breaks": "bold red"}.get(verdict, "bold yellow")
-        head = Text("Verdict: ", style="bold")
-        head.append(VERDICT_TEXT.get(verdict, verdict), style=vstyle)
-        con.print(head)
-        for why in report.extra.get("verdict_reasons", [])[:8]:
-            con.print(Text(f"  - {why}"))
-        for src in report.extra.get("sources", [])[:6]:
-            con.print(Text(f"  source: {src}", style="dim"))
-        con.print()
-    if report.facts is not None:
-        lines = stack_lines(report.facts)
-        if lines:
-            t = Table(title="Stack", title_justify="left", show_edge=False, pad_edge=False, expand=False)
-            for col in ("layer", "component", "version", "read from"):
-                t.add_column(col, overflow="fold")
-            for a, b, c, d in lines:
-                t.add_row(a, b, c, d)
-            con.print(t)
-            con.print()
-    shown = [f for f in report.findings if verbose or f.outcome in (Outcome.FAILED, Outcome.UNKNOWN)]
-    if shown:
-        con.print(Text("Findings", style="bold"))
-    for f in shown:
-        style = STYLE[f.severity] if f.outcome is Outcome.FAILED else "dim"
-        head = Text(f"{MARK[f.outcome]} {f.code} {f.name} [{f.severity.name.lower()}]", style=style)
-        if f.acknowledged:
-            head.append(f"  (acknowledged: {f.acknowledged})", style="dim")
-        con.print(head)
-        con.print(Text("  " + f.title))
-        if f.why:
-            con.print(Text("  why: " + f.why, style="dim"))
-        for e in f.evidence[:8]:
+        code = {"works": "1;32", "breaks": "1;31"}.get(verdict, "1;33")
+        out.para(f"Verdict: {VERDICT_TEXT.get(verdict, verdict)}", code=code)
+        reasons = report.extra.get("verdict_reasons", [])
+        for why in reasons[:6]:
+            out.para(f"- {why}", indent=2, hang=4)
+        if len(reasons) > 6:
+            out.para(f"- and {len(reasons) - 6} more (--format json lists them)", indent=2, hang=4, code="2")
+        srcs = report.extra.get("sources", [])
+        for src in srcs[:4]:
+            out.para(f"source: {src}", indent=2, hang=4, code="2")
+        out.blank()
+
+
+# -- 2. findings ----------------------------------------------------------------------------------
+def _finding(out: _Out, f: Finding, brief: bool = False) -> None:
+    style = SEV_STYLE[f.severity] if f.outcome is Outcome.FAILED and not f.acknowledged else "2"
+    head = f"{MARK[f.outcome]} {f.code} {f.name} [{f.severity.name.lower()}]"
+    if f.acknowledged:
+        head += f" (acknowledged: {f.acknowledged})"
+    out.para(head, code=style, hang=4)
+    out.para(f.title, indent=2)
+    if brief:
+        return
+    if f.why:
+        out.para(f"why: {f.why}", indent=2, hang=4, code="2")
+    for src, items in _grouped_evidence(f):
+        for e in items:
             where = f"line {e.line}: " if e.line else ""
-            src = f"  ({e.source})" if e.source and not e.line else ""
-            con.print(Text(f"  · {where}{e.text}{src}"))
-        for x in f.fixes:
-            cmd = f"  $ {x.command}" if x.command else ""
-            con.print(Text(f"  fix [{x.applicability.value}]: {x.text}{cmd}", style="green"))
-    passed = sum(1 for f in report.findings if f.outcome is Outcome.PASSED)
-    skipped = sum(1 for f in report.findings if f.outcome is Outcome.SKIPPED)
-    failed = sum(1 for f in report.findings if f.outcome is Outcome.FAILED)
-    unknown = sum(1 for f in report.findings if f.outcome is Outcome.UNKNOWN)
-    if report.score is not None:
-        con.print()
+            out.para(f"· {where}{e.text}", indent=2, hang=4)
+        if src and not any(src.split(" (")[0] in e.text for e in items):
+            out.para(f"(read from {src})", indent=4, hang=6, code="2")
+    for x in f.fixes:
+        tag = x.applicability.value + (", root" if x.needs_root else "") + (", reboot" if x.needs_reboot else "")
+        out.para(f"fix [{tag}]: {x.text}", indent=2, hang=4, code="32")
+        if x.command and x.command not in x.text:
+            out.para(f"$ {x.command}", indent=4, hang=6, code="32")
+    out.blank()
+
+
+def _grouped_evidence(f: Finding, limit: int = 8) -> list[tuple[str, list]]:
+    """Evidence lines in order, the source named once per run of lines read from the same place."""
+    groups: list[tuple[str, list]] = []
+    for e in f.evidence[:limit]:
+        src = "" if e.line else e.source
+        if groups and groups[-1][0] == src:
+            groups[-1][1].append(e)
+        else:
+            groups.append((src, [e]))
+    return groups
+
+
+# -- 3. what could not be checked -----------------------------------------------------------------
+def unknown_lines(report: Report, unknown: Sequence[Finding]) -> list[str]:
+    """One line per reason: how many checks, why, and what would supply the facts."""
+    pasted = report.facts is not None and getattr(report.facts, "origin", "") in ("pasted", "described")
+    not_shown: dict[str, list[Finding]] = {}
+    by_reason: dict[str, list[Finding]] = {}
+    for f in unknown:
+        reason = f.title[len("could not check: "):] if f.title.startswith("could not check: ") else f.title
+        if f.missing and (pasted or reason.startswith("not collected")):
+            not_shown.setdefault("", []).append(f)
+        else:
+            by_reason.setdefault(reason, []).append(f)
+    lines: list[str] = []
+    if not_shown:
+        fs = not_shown[""]
+        tables = list(dict.fromkeys(t for f in fs for t in f.missing))
+        cmds = [c for c in dict.fromkeys(SUPPLIED_BY.get(t, "") for t in tables) if c and not c.startswith("gpuvet")]
+        what = ", ".join(TABLE_WORDS.get(t, t) for t in tables)
+        src = "the text does not show" if pasted else "not collected:"
+        supply = (f"paste the output of {', '.join(cmds)} (or run gpuvet check on that machine)" if cmds
+                  else "run gpuvet check on that machine")
+        lines.append(f"? {_n(len(fs))} could not run: {src} {what}; {supply}; --verbose lists them")
+    for reason, fs in by_reason.items():
+        codes = ", ".join(f.code for f in fs[:4]) + (", …" if len(fs) > 4 else "")
+        lines.append(f"? {_n(len(fs))} could not run ({codes}): {reason}")
+    return lines
+
+
+def _n(k: int) -> str:
+    return f"{k} check{'s' if k != 1 else ''}"
+
+
+# -- diagnose's causes (when a renderer of diagnose hands them over) --------------------------------
+def _diagnoses(out: _Out, report: Report) -> None:
+    """For diagnose/run: what the text shows when no stack cause is blamed (user code, data)."""
+    if report.extra.get("diagnoses"):
+        return
+    for sig in report.extra.get("user_code_signals") or []:
+        out.para(f"● {sig.get('signature', '')} {sig.get('title', '')}: your code or data, not the stack".strip(),
+                 code="1", hang=4)
+        if sig.get("meaning"):
+            out.para(str(sig["meaning"]), indent=2)
+        for e in (sig.get("evidence") or [])[:4]:
+            out.para(f"· line {e.get('line')}: {e.get('text')}", indent=2, hang=4)
+        out.blank()
+
+
+# -- 4. the stack ---------------------------------------------------------------------------------
+def _stack(out: _Out, report: Report, full: bool) -> None:
+    rows = stack_lines(report.facts)
+    if not rows:
+        return
+    frameworks = {b for layer, b, _, _ in rows if layer == "framework"}
+    if not full:
+        rows = [r for r in rows if r[0] in SHORT_LAYERS and
+                (r[0] != "package" or (r[1] in SHORT_PACKAGES and r[1] not in frameworks)) and
+                not (r[0] == "library" and "not loaded" in r[2])]
+    hidden = len(stack_lines(report.facts)) - len(rows)
+    out.blank()
+    with_source = full or out.width >= 120
+    title = "Stack"
+    if not full and hidden:
+        title += f" (--stack for all {len(rows) + hidden} rows" + ("" if with_source else " and where each was read") + ")"
+    elif not with_source:
+        title += " (--stack adds where each row was read)"
+    out.lines.append(out.style(title, "1"))
+    cols = ["layer", "component", "version"] + (["read from"] if with_source else [])
+    table = [[a, b, c] + ([d] if with_source else []) for a, b, c, d in rows]
+    out.lines.extend(_table(cols, table, out.width, out))
+    out.blank()
+
+
+def _table(cols: list[str], rows: list[list[str]], width: int, out: _Out) -> list[str]:
+    """A plain table fitted to ``width``: columns wrap (the last ones first), never run past it."""
+    gap = 2
+    natural = [max([len(c)] + [len(str(r[i])) for r in rows]) for i, c in enumerate(cols)]
+    avail = width - gap * (len(cols) - 1)
+    widths = list(natural)
+    mins = [min(n, m) for n, m in zip(natural, [9, 14, 14, 16][:len(cols)])]
+    while sum(widths) > avail:
+        # shrink the widest column that can still shrink
+        i = max((j for j in range(len(cols)) if widths[j] > mins[j]), key=lambda j: widths[j], default=None)
+        if i is None:
+            break
+        widths[i] -= 1
+    lines = [out.style("  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip(), "2")]
+    lines.append(out.style("  ".join("─" * w for w in widths), "2"))
+    for r in rows:
+        cells = [textwrap.wrap(str(v), width=w, break_long_words=True, break_on_hyphens=False) or [""]
+                 for v, w in zip(r, widths)]
+        for k in range(max(len(c) for c in cells)):
+            parts = [(c[k] if k < len(c) else "").ljust(w) for c, w in zip(cells, widths)]
+            lines.append("  ".join(parts).rstrip())
+    return lines
+
+
+# -- 5. the score ---------------------------------------------------------------------------------
+def _score(out: _Out, report: Report) -> None:
+    counts = {o: sum(1 for f in report.findings if f.outcome is o) for o in Outcome}
+    if report.score is not None and not report.extra.get("verdict"):
         sc = report.score
-        style = "bold green" if sc >= 90 else ("bold yellow" if sc >= 60 else "bold red")
-        line = Text("Health score: ", style="bold")
-        line.append(f"{sc}/100", style=style)
-        line.append(f"   {failed} failed · {unknown} unknown · {passed} passed · {skipped} not applicable")
-        con.print(line)
-        for d in report.deductions:
-            con.print(Text(f"  −{d.points:<3} {d.code:8} {d.reason}", style="dim"))
+        checked = counts[Outcome.PASSED] + counts[Outcome.FAILED]
+        style = "1;32" if sc >= 90 else ("1;33" if sc >= 60 else "1;31")
+        parts = [f"{counts[Outcome.FAILED]} failed", f"{counts[Outcome.PASSED]} passed"]
+        if counts[Outcome.UNKNOWN]:
+            parts.append(f"{counts[Outcome.UNKNOWN]} could not be checked")
+        if counts[Outcome.SKIPPED]:
+            parts.append(f"{counts[Outcome.SKIPPED]} not applicable")
+        if checked:
+            out.para(out.style(f"Score {sc}/100", style) + f" on {_n(checked)}: " + " · ".join(parts), hang=2)
+        else:
+            out.para(out.style("Score: none", "1;33") + ": nothing could be checked ("
+                     + " · ".join(parts) + ")", hang=2)
+    elif report.findings and report.command not in ("diagnose", "run"):
+        out.para(" · ".join(f"{counts[o]} {w}" for o, w in ((Outcome.FAILED, "failed"), (Outcome.PASSED, "passed"),
+                                                            (Outcome.UNKNOWN, "could not be checked"),
+                                                            (Outcome.SKIPPED, "not applicable")) if counts[o]))
     kb = report.meta.get("kb")
     if kb:
         el = report.meta.get("elapsed_s")
         tail = f" · {el:.2f}s" if isinstance(el, (int, float)) else ""
-        con.print(Text(f"gpuvet {report.meta.get('gpuvet_version')} · KB {kb.get('version')}{tail}", style="dim"))
-    return buf.getvalue()
+        out.lines.append(out.style(f"gpuvet {report.meta.get('gpuvet_version')} · KB {kb.get('version')}{tail}", "2"))
+
+
+def _join(items: Iterable[str]) -> str:
+    return ", ".join(items)

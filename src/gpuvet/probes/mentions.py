@@ -1,0 +1,250 @@
+"""Versions that pasted text names outside any one tool's full report (pure parsers).
+
+A bug report rarely holds a whole ``collect_env``.  What it does hold are fragments that name a release
+as plainly: a ROCm tree in a path (``/opt/rocm-5.6.1/share/miopen/db/...``, ``InstalledDir:
+/opt/rocm-5.6.1/llvm/bin``), AMD clang's banner (``roc-5.6.1``), ``cat /opt/rocm/.info/version``,
+``ls /opt``, ``apt list --installed`` / ``rpm -qa`` lines of ROCm packages, ``dkms status``, a container
+image tag (``rocm/pytorch:rocm5.6_ubuntu20.04_py3.8_pytorch_2.0.1``), a wheel file name or a ``pip list``
+/ ``conda list`` / ``pip freeze`` line with ``+rocm5.7``, the output of ``python -c "import torch;
+print(torch.__version__, torch.version.hip)"``, a lone ``rocminfo | grep "Runtime Version"``.
+
+Each becomes the same fact row a live probe would give (``runtimes`` rocm / hip-runtime / hsa-runtime,
+``framework_builds`` torch, ``drivers`` amdgpu, ``packages``), with ``origin="pasted"`` and a source that
+says where in the text it was read (line number and the words that name the version), so a check's
+evidence shows both sides of a mismatch and where each was read.
+
+Rules, so that prose and unrelated numbers stay silent:
+* a release counts only in the shape the tool prints it (a path component ``rocm-X.Y[.Z]`` after ``/opt/``,
+  a package line with its version column, a tag after ``rocm/<image>:``), never a bare "ROCm 5.6" in prose;
+* one row per (what, version): the first place it is seen is the evidence; later ones are counted.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from gpuvet.model import Row, row
+
+from . import dpkg
+from .framework import channel_of, variant_of
+
+_VER3 = r"\d+\.\d+(?:\.\d+)?"
+# /opt/rocm-5.6.1/..., /opt/rocm-6.0.0, InstalledDir: /opt/rocm-5.6.1/llvm/bin ("/opt/rocm-5.6.1" then end or /)
+ROCM_PATH_RE = re.compile(r"(?<![\w.-])/opt/rocm-(" + _VER3 + r")(?![\w.])")
+# AMD clang's banner: "AMD clang version 16.0.0 (https://github.com/RadeonOpenCompute/llvm-project roc-5.6.1 23332 ...)"
+# (also collect_env's "Clang version: 16.0.0 (... roc-5.6.1 ...)")
+CLANG_ROC_RE = re.compile(r"clang version:? \d+\.\d+\.\d+\S* \(\S*llvm-project\S* roc-(" + _VER3 + r")\b", re.I)
+# hipcc -v / clang: "Found HIP installation: /opt/rocm-5.7.0, version 5.7.31921"
+FOUND_HIP_RE = re.compile(r"Found HIP installation: (\S+?),? version (\d+\.\d+\.\d+)")
+# ls /opt, ls -d /opt/rocm*: a bare "rocm-5.6.1" name in a listing line
+LS_ROCM_RE = re.compile(r"(?:^|\s)rocm-(\d+\.\d+\.\d+)(?=\s|$|/)")
+LS_LINE_RE = re.compile(r"^(?:[\w.+-]+/?\s+)*rocm-\d+\.\d+\.\d+/?(?:\s+[\w.+-]+/?)*\s*$")
+# the version file: "cat /opt/rocm/.info/version" then "5.6.1-93"; grep -r output "/opt/rocm/.info/version:5.6.1-93"
+INFO_CMD_RE = re.compile(r"(/opt/rocm[\w.-]*)/\.info/version(?::\s*(\d+\.\d+\.\d+)(?:-\d+)?)?")
+INFO_VALUE_RE = re.compile(r"^\s*(\d+\.\d+\.\d+)(?:-\d+)?\s*$")
+# apt list --installed: "rocm-core/jammy,now 5.6.1.50601-93~22.04 amd64 [installed,automatic]"
+APT_RE = re.compile(r"^([a-z0-9][a-z0-9.+-]*)/[\w,.-]+ (\S+) (?:amd64|arm64|all|i386)\b.*\[installed")
+# rpm -qa / dnf list installed: "rocm-core-5.6.1.50601-93.el9.x86_64", "rocm-core.x86_64  5.6.1.50601-93.el9  @rocm"
+RPM_RE = re.compile(r"^(rocm-core|hip-runtime-amd|amdgpu-dkms)-(\d+\.\d+\.\d+\.\d+)-\S+\.(?:x86_64|noarch|aarch64)\s*$")
+DNF_RE = re.compile(r"^(rocm-core|hip-runtime-amd|amdgpu-dkms)\.(?:x86_64|noarch)\s+(?:\d+:)?(\d+\.\d+\.\d+\.\d+)-\S+")
+# dkms status: "amdgpu/6.1.5-1609671.22.04, 5.15.0-92-generic, x86_64: installed" (older dkms: "amdgpu, 5.18.13-...")
+DKMS_RE = re.compile(r"^amdgpu(?:/|, )(\d+\.\d+\.\d+)-[\w.~-]+, (\S+), (\S+): installed")
+# container images: rocm/pytorch:rocm5.6_ubuntu20.04_py3.8_pytorch_2.0.1, rocm/dev-ubuntu-22.04:5.6.1,
+# rocm/vllm:rocm6.2_mi300_ubuntu20.04_py3.9_vllm_0.6.4
+IMAGE_RE = re.compile(r"(?<![\w./-])(?:docker\.io/)?rocm/([a-z0-9._-]+):(?:rocm-?)?(" + _VER3 + r")(?=[_:\s-]|$)")
+# torch versions printed by pip list / conda list / freeze / wheel names / print(torch.__version__)
+TORCH_VER = r"(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?(?:\+(?:rocm|cu|cpu|xpu)[\w.]*)?)"
+WHEEL_RE = re.compile(r"(?<![\w-])(torch|torchvision|torchaudio|jaxlib|tensorflow_rocm|tensorflow)-"
+                      r"(\d+\.\d+\.\d+[\w.]*(?:(?:\+|%2B)[\w.]+)?)-cp\d+-[\w]+-(?:linux|manylinux)[\w.]*\.whl")
+PKG_LINE_RE = re.compile(r"^(?:\[(?:pip3?|conda)\]\s+)?(torch|pytorch|torchvision|torchaudio)(?:\s*==\s*|\s+)" + TORCH_VER
+                         + r"(?:\s+(?:pypi_0|py[\w.]+|[\w.]+_0|<pip>)\s+\S+)?\s*$")
+VERSION_PRINT_RE = re.compile(r"^\s*" + TORCH_VER + r"\s+(\d+\.\d+\.\d+-[0-9a-f]+|\d+\.\d+\.\d+|\d+\.\d+|None)\s*$")
+LONE_TORCH_RE = re.compile(r"^\s*(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?\+(?:rocm|cu)[\w.]+)\s*$")
+LABELLED_TORCH_RE = re.compile(r"^\s*(?:torch|pytorch|PyTorch)(?: version)?\s*[:=]\s*" + TORCH_VER + r"\s*$")
+SUCCESS_RE = re.compile(r"Successfully installed .*?\btorch-(\d+\.\d+\.\d+[\w.]*(?:\+[\w.]+)?)(?:\s|$)")
+HSA_RT_RE = re.compile(r"^\s*Runtime Version:\s+(1\.\d+)\s*$")
+ROCM_CONTEXT_RE = re.compile(r"rocminfo|HSA System Attributes|Runtime Ext Version")
+# hip-runtime-amd / hip-dev versions carry HIP's own numbering: 5.6.31062.50601 -> HIP 5.6.31062, ROCm 5.6.1
+_ROCM_BUILD = re.compile(r"^(\d+\.\d+\.\d+)\.(\d)(\d{2})(\d{2})$")
+
+
+def _rocm_from_build(v: str) -> str | None:
+    """'5.6.31062.50601' -> '5.6.1' (the 5-digit build field is the ROCm release)."""
+    m = _ROCM_BUILD.match(v)
+    if not m:
+        return None
+    return f"{int(m.group(2))}.{int(m.group(3))}.{int(m.group(4))}"
+
+
+def _snippet(s: str, n: int = 120) -> str:
+    s = s.strip()
+    return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def _torch_row(version: str, src: str, hip: str = "", cuda: str = "") -> Row:
+    local = version.partition("+")[2]
+    if not hip and local.startswith("rocm"):
+        hip = local[4:]
+    if not cuda and re.fullmatch(r"cu\d{3,4}", local):
+        cuda = f"{local[2:-1]}.{local[-1]}"
+    return row("framework_builds", src, name="torch", version=version, cuda=cuda, hip=hip,
+               channel=channel_of(version), variant=variant_of(version, cuda or None, hip or None),
+               targets=[], targets_source="")
+
+
+def parse_mentions(text: str, source: str) -> list[Row]:
+    lines = text.splitlines()
+    out: list[Row] = []
+    seen: set[tuple] = set()
+
+    def add(key: tuple, r: Row) -> None:
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+
+    def rocm(version: str, lineno: int, how: str, path: str = "") -> None:
+        add(("rocm", version, path.rstrip("/") == "/opt/rocm"),
+            row("runtimes", f"{source} line {lineno} ({how})", vendor="amd", name="rocm", version=version,
+                path=path or f"/opt/rocm-{version}", origin="pasted"))
+
+    apt_pkgs: dict[str, str] = {}
+    apt_line: dict[str, int] = {}
+    rocminfo_ctx = bool(ROCM_CONTEXT_RE.search(text))
+    for i, raw in enumerate(lines):
+        n = i + 1
+        line = raw.strip()
+        if not line or len(line) > 2000:
+            continue
+        if "/opt/rocm-" in line:
+            for m in ROCM_PATH_RE.finditer(line):
+                rocm(m.group(1), n, f"path {_snippet(line)}")
+        if "roc-" in line and "clang version" in line.lower():
+            m = CLANG_ROC_RE.search(line)
+            if m:
+                rocm(m.group(1), n, f"AMD clang banner: {_snippet(line)}")
+        if "Found HIP installation" in line:
+            m = FOUND_HIP_RE.search(line)
+            if m:
+                add(("hip", m.group(2)), row("runtimes", f"{source} line {n} ({_snippet(line)})", vendor="amd",
+                                             name="hip-runtime", version=m.group(2), path=m.group(1),
+                                             origin="pasted"))
+        if "rocm-" in line and LS_LINE_RE.match(line):
+            for m in LS_ROCM_RE.finditer(line):
+                rocm(m.group(1), n, f"directory listing: {_snippet(line)}")
+        if ".info/version" in line:
+            m = INFO_CMD_RE.search(line)
+            if m:
+                tree = m.group(1)
+                val = m.group(2)
+                if not val:
+                    for nxt in lines[i + 1:i + 3]:
+                        v = INFO_VALUE_RE.match(nxt)
+                        if v:
+                            val = v.group(1)
+                            break
+                if val:
+                    rocm(val, n, f"{tree}/.info/version: {val}", path=tree)
+        m = APT_RE.match(line)
+        if m and (m.group(1).startswith(("rocm", "hip", "amdgpu", "miopen", "rocblas", "libamdhip64"))):
+            apt_pkgs.setdefault(m.group(1), m.group(2))
+            apt_line.setdefault(m.group(1), n)
+        m = RPM_RE.match(line) or DNF_RE.match(line)
+        if m:
+            apt_pkgs.setdefault(m.group(1), m.group(2) + "-0")
+            apt_line.setdefault(m.group(1), n)
+        if line.startswith("amdgpu"):
+            m = DKMS_RE.match(line)
+            if m:
+                add(("dkms", m.group(1)), row("drivers", f"{source} line {n} (dkms status: {_snippet(line)})",
+                                              vendor="amd", component="kernel-module", version=m.group(1),
+                                              flavor="dkms-package"))
+        if "rocm/" in line:
+            for m in IMAGE_RE.finditer(line):
+                tag = line[m.start():].split()[0]
+                rocm(m.group(2), n, f"container image {_snippet(tag, 80)}", path=f"container image {_snippet(tag, 80)}")
+        if ".whl" in line:
+            for m in WHEEL_RE.finditer(line):
+                if m.group(1) == "torch":
+                    v = m.group(2).replace("%2B", "+")
+                    add(("torch", v), _torch_row(v, f"{source} line {n} (wheel file {m.group(0)})"))
+        if "torch" in line:
+            m = PKG_LINE_RE.match(line)
+            if m and m.group(1) in ("torch", "pytorch"):
+                add(("torch", m.group(2)), _torch_row(m.group(2), f"{source} line {n} (package list: {_snippet(line)})"))
+            m = LABELLED_TORCH_RE.match(line)
+            if m:
+                add(("torch", m.group(1)), _torch_row(m.group(1), f"{source} line {n} ({_snippet(line)})"))
+            m = SUCCESS_RE.search(line)
+            if m:
+                add(("torch", m.group(1)), _torch_row(m.group(1), f"{source} line {n} (pip: {_snippet(line)})"))
+        m = VERSION_PRINT_RE.match(line)
+        if m and _printed_by_torch(lines, i, m.group(1)):
+            v, second = m.group(1), m.group(2)
+            prev = lines[i - 1] if i else ""
+            hip = cuda = ""
+            if second != "None":
+                if "version.cuda" in prev or (("+cu" in v) and "version.hip" not in prev):
+                    cuda = second
+                else:
+                    hip = second
+            add(("torch", v), _torch_row(v, f"{source} line {n} (torch.__version__ / torch.version: {_snippet(line)})",
+                                         hip=hip, cuda=cuda))
+        else:
+            m = LONE_TORCH_RE.match(line)
+            if m and _printed_by_torch(lines, i, m.group(1)):
+                add(("torch", m.group(1)), _torch_row(m.group(1), f"{source} line {n} (torch.__version__: {line})"))
+        if rocminfo_ctx and "Runtime Version" in line:
+            m = HSA_RT_RE.match(line)
+            if m:
+                add(("hsa", m.group(1)), row("runtimes", f"{source} line {n} (rocminfo: {_snippet(line)})",
+                                             vendor="amd", name="hsa-runtime", version=m.group(1), path="",
+                                             origin="pasted"))
+    if apt_pkgs:
+        for r in dpkg.dpkg_rows(apt_pkgs, ""):
+            pkg = "rocm-core" if r.get("name") == "rocm" else ("hip-runtime-amd" if r.get("name") == "hip-runtime" else "")
+            n = apt_line.get(pkg) or min(apt_line.values())
+            vals = dict(r.values)
+            if vals.get("name") == "rocm":
+                vals["path"] = "/opt/rocm"
+                key = ("rocm", vals.get("version"), True)
+            else:
+                key = (vals.get("name"), vals.get("version"))
+            vals["origin"] = "pasted"
+            add(key, Row(r.table, vals, f"{source} line {n} (installed package {pkg or 'list'} "
+                                        f"{apt_pkgs.get(pkg, '')})".replace("  ", " ")))
+        if "amdgpu-dkms" in apt_pkgs:
+            v = dpkg.upstream_version(apt_pkgs["amdgpu-dkms"])
+            add(("dkms", v), row("drivers", f"{source} line {apt_line['amdgpu-dkms']} (installed package amdgpu-dkms)",
+                                 vendor="amd", component="kernel-module", version=v, flavor="dkms-package"))
+        hip_pkgs = [k for k in apt_pkgs if k in ("hip-runtime-amd", "hip-dev", "hip-devel")]
+        if hip_pkgs and not any(r.get("name") == "rocm" for r in out):
+            rel = _rocm_from_build(dpkg.upstream_version(apt_pkgs[hip_pkgs[0]]))
+            if rel:
+                rocm(rel, apt_line[hip_pkgs[0]], f"installed package {hip_pkgs[0]} {apt_pkgs[hip_pkgs[0]]}")
+    return out
+
+
+_TORCH_CMD = re.compile(r"torch\.__version__|torch\.version\.(?:hip|cuda)|import torch")
+
+
+def _printed_by_torch(lines: list[str], i: int, version: str) -> bool:
+    """A bare version line is torch's when the command that printed it is shown just above, or when the
+    version carries torch's local tag (+rocm5.7, +cu121) and nothing suggests another package."""
+    for prev in lines[max(0, i - 2):i]:
+        if _TORCH_CMD.search(prev):
+            return True
+    return False
+
+
+def has_mentions(text: str) -> bool:
+    """Cheap test: does the text hold anything ``parse_mentions`` reads?"""
+    return bool(_ANY.search(text))
+
+
+_ANY = re.compile(r"/opt/rocm-\d|roc-\d|\.info/version|^[a-z0-9.+-]+/[\w,.-]+ \S+ (?:amd64|arm64|all)\b|^amdgpu(?:/|, )\d"
+                  r"|rocm/[a-z0-9._-]+:|\.whl\b|torch|Found HIP installation|^\s*Runtime Version:|rocm-\d+\.\d+\.\d+"
+                  r"|^(?:rocm-core|hip-runtime-amd|amdgpu-dkms)[-.]", re.M)
+
+
+def rows_for(text: str, source: str) -> Iterable[Row]:
+    return parse_mentions(text, source) if has_mentions(text) else []

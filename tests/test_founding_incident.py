@@ -1,0 +1,86 @@
+"""The incident gpuvet was founded on, in every form a user pastes it (tests/fixtures/founding/README.md):
+a torch nightly built for HIP 5.7 on a machine whose ROCm is 5.6.1, with hipBLAS / workspace / MIOpen
+messages in front.  Each form must give the facts (both versions, and where each was read), `check --from`
+must fail RTM021, and `diagnose` must rank the version skew first, above the generic library messages."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+from gpuvet.probes.mentions import parse_mentions
+from gpuvet.probes.pasted import parse_report
+
+FOUNDING = ROOT / "tests" / "fixtures" / "founding"
+SKEW_FORMS = ["collect_env.txt", "ci_commands.txt", "info_version.txt", "apt_list.txt", "dpkg_l.txt",
+              "conda_list_ls_opt.txt", "wheel_docker.txt", "clang_banner.txt"]
+
+
+def _text(name: str) -> str:
+    return (FOUNDING / name).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", SKEW_FORMS)
+def test_diagnose_ranks_the_skew_first(name):
+    r = run_cli(["diagnose", "--format", "json", "-"], stdin=_text(name))
+    assert r.code == 1, r.err
+    diags = r.json()["diagnoses"]
+    top = diags[0]
+    assert top["cause"] == "runtime-mismatch" and "RTM021" in top["checks"], (name, [d["cause"] for d in diags])
+    facts = " ".join(f["text"] + " " + f.get("source", "") for f in top["facts"])
+    assert "5.7" in facts and "5.6" in facts, facts  # both versions ...
+    assert "line " in facts  # ... and where each was read
+
+
+@pytest.mark.parametrize("name", SKEW_FORMS)
+def test_check_from_fails_rtm021(name, tmp_path):
+    p = tmp_path / name
+    p.write_text(_text(name), encoding="utf-8")
+    r = run_cli(["check", "--from", str(p), "--format", "json"])
+    doc = r.json()
+    failed = {f["code"] for f in doc["findings"] if f["outcome"] == "failed"}
+    assert "RTM021" in failed, (name, sorted(failed))
+
+
+def test_each_form_gives_its_own_facts():
+    def versions(fname, table, **match):
+        rows = parse_mentions(_text(fname), fname)
+        return {r.get("version") for r in rows if r.table == table and all(r.get(k) == v for k, v in match.items())}
+
+    assert versions("ci_commands.txt", "runtimes", name="rocm") == {"5.6.1"}  # InstalledDir + AMD clang banner
+    assert versions("ci_commands.txt", "runtimes", name="hsa-runtime") == {"1.1"}
+    assert versions("ci_commands.txt", "framework_builds") == {"2.3.0.dev20240215+rocm5.7"}
+    assert versions("info_version.txt", "runtimes", name="rocm") == {"5.6.1"}
+    assert versions("apt_list.txt", "runtimes", name="rocm") == {"5.6.1"}
+    assert versions("apt_list.txt", "runtimes", name="hip-runtime") == {"5.6.31062"}
+    assert versions("conda_list_ls_opt.txt", "runtimes", name="rocm") == {"5.6.1"}
+    assert versions("conda_list_ls_opt.txt", "framework_builds") == {"2.3.0.dev20240215+rocm5.7"}
+    assert versions("wheel_docker.txt", "runtimes", name="rocm") == {"5.6"}
+    assert versions("wheel_docker.txt", "framework_builds") == {"2.3.0.dev20240215+rocm5.7"}
+    assert versions("dkms_status.txt", "drivers", vendor="amd") == {"6.1.5"}
+    assert versions("collect_env.txt", "runtimes", name="rocm") == {"5.6.1"}
+    hip = {r.get("hip") for r in parse_mentions(_text("ci_commands.txt"), "t") if r.table == "framework_builds"}
+    assert hip == {"5.7.31921-d1770ee1b"}  # torch.version.hip, printed beside torch.__version__
+
+
+def test_hipcc_output_is_read_not_reported_missing(tmp_path):
+    p = tmp_path / "ci.txt"
+    p.write_text(_text("ci_commands.txt"), encoding="utf-8")
+    doc = run_cli(["check", "--from", str(p), "--format", "json"]).json()
+    titles = " ".join(f["title"] for f in doc["findings"])
+    assert "hipcc / hipconfig not installed" not in titles
+    facts = parse_report(_text("ci_commands.txt"), "t")
+    assert any(r.get("name") == "hipcc" and r.get("version", "").startswith("5.6") for r in facts.table("compilers"))
+
+
+@pytest.mark.parametrize("text", [
+    "We run ROCm 5.6 and PyTorch 2.3 nightly; any idea?\n",  # prose names no release in a tool's shape
+    "see https://rocm.docs.amd.com/en/docs-5.6.1/ for details\n",
+    "pip install torch --index-url https://download.pytorch.org/whl/rocm5.6\n",
+    "Runtime Version:         1.1\n",  # without rocminfo context
+    "2.3.0 5.7.31921\n",  # two versions with no torch command shown
+])
+def test_prose_and_bare_numbers_give_no_release_facts(text):
+    rows = parse_mentions(text, "t")
+    assert not [r for r in rows if r.table in ("runtimes", "framework_builds")], rows
