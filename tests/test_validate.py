@@ -206,3 +206,26 @@ def test_html_report_has_the_plots_and_renders_in_a_headless_browser(standard_ru
                     "--window-size=1200,2400", f"file://{html}"], capture_output=True, timeout=120)
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a page with charts, not a blank one
+
+
+def test_pytest_plugin_markers_stack_fixture_and_gpuvet_cases(tmp_path):
+    (tmp_path / "test_team.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.gpu\n"
+        "def test_needs_gpu():\n    pass\n"
+        "@pytest.mark.memory\n@pytest.mark.distributed\n"
+        "def test_memory():\n    pass\n"
+        "def test_stack(gpuvet_stack):\n"
+        "    assert gpuvet_stack.torch is None or gpuvet_stack.torch['version']\n"
+        "    assert isinstance(gpuvet_stack.gpus, list)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "--strict-markers", "-p", "no:cacheprovider", "-rs",
+                          str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    out = run.stdout + run.stderr
+    has_gpu = os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/kfd")
+    assert run.returncode == 0, out
+    assert ("2 passed, 1 skipped" in out and "no GPU found" in out) or (has_gpu and "3 passed" in out), out
+    col = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                          "--gpuvet-level", "quick", str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
+                         env=env, timeout=120)
+    assert "gpuvet::matmul_ref" in col.stdout and "gpuvet::alloc_roundtrip" in col.stdout, col.stdout + col.stderr

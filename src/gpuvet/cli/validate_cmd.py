@@ -72,7 +72,7 @@ def _common(func):
 
 
 def _run(ctx, kind, level, python, device, cases, inject, against, no_save, db, snapshot, case_timeout, html,
-         quiet, fmt, output, verbose, select, ignore, ack, fail_on, ops_from=None, listing=False) -> int:
+         quiet, fmt, output, verbose, select, ignore, ack, fail_on, ops_from=None, listing=False, stack=False) -> int:
     from gpuvet.app import validate as app
 
     env = env_of(ctx)
@@ -96,7 +96,7 @@ def _run(ctx, kind, level, python, device, cases, inject, against, no_save, db, 
 
     report.findings = [_apply_policy(f, policy) for f in report.findings if policy.wants(f.code)]
     report.score, report.deductions = score(report.findings)
-    emit(report, env, fmt, output, verbose)
+    emit(report, env, fmt, output, verbose, stack)
     rec = report.extra["validate"]
     if rec.get("run_id") and not quiet:
         env.stderr.write(f"gpuvet: stored as run {rec['run_id']}"
@@ -155,7 +155,7 @@ def bench(ctx, **kw) -> int:
 @output_options
 @policy_options
 @click.pass_context
-def compare(ctx, base, new, db, html, fmt, output, verbose, select, ignore, ack, fail_on) -> int:
+def compare(ctx, base, new, db, html, fmt, output, verbose, select, ignore, ack, fail_on, stack=False) -> int:
     """Per-case deltas of run NEW against run BASE, with the noise band of their repeated timings."""
     from gpuvet.app.engine import exit_code
 
@@ -175,7 +175,7 @@ def compare(ctx, base, new, db, html, fmt, output, verbose, select, ignore, ack,
 @output_options
 @policy_options
 @click.pass_context
-def scan(ctx, paths, python, fmt, output, verbose, select, ignore, ack, fail_on) -> int:
+def scan(ctx, paths, python, fmt, output, verbose, select, ignore, ack, fail_on, stack=False) -> int:
     """Read a project's Python code (AST, never imported) and list the operators known to differ across
     versions and backends, calls that break on ROCm, settings made in code and environment set through
     os.environ, each with what it does on the detected stack."""
