@@ -4,12 +4,12 @@ from __future__ import annotations
 from typing import Iterable
 
 from gpuvet.model import Facts, Row
+from gpuvet.model.versions import major_minor
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
 from .common import (
     _amd_gpus,
     _amd_label,
-    _amd_mm,
     _default_rocm,
     _hip_builds,
     _mmstr,
@@ -70,8 +70,8 @@ def framework_hip_differs_from_rocm(ctx: Context) -> Iterable:
         return
     lib = _loaded_hip(facts)
     for b in builds:
-        want = _amd_mm(b.get("hip"))
-        same = [r for r in system if _amd_mm(r.get("version")) == want]
+        want = major_minor(b.get("hip"))
+        same = [r for r in system if major_minor(r.get("version")) == want]
         if same:
             yield Pass(f"{_amd_label(b)} (HIP {b.get('hip')}) matches system ROCm {same[0].get('version')}",
                        [ev(b, f"HIP {b.get('hip')}"), ev(same[0], f"{same[0].get('name')} {same[0].get('version')}")])
@@ -92,15 +92,15 @@ def framework_hip_differs_from_rocm(ctx: Context) -> Iterable:
                              ev(r, f"system {r.get('name')} {r.get('version')} {r.get('path') or ''}".strip()),
                              *([ev(lib, f"loaded libamdhip64: {lib.get('path')}")] if lib else [])],
                    fixes=[fix(f"Install the {b.get('name') or 'framework'} build for ROCm "
-                              f"{_mmstr(_amd_mm(r.get('version')))}: pip install --force-reinstall "
+                              f"{_mmstr(major_minor(r.get('version')))}: pip install --force-reinstall "
                               f"{b.get('name') or 'torch'} --index-url https://download.pytorch.org/whl/rocm"
-                              f"{_mmstr(_amd_mm(r.get('version')))}", safe=True),
+                              f"{_mmstr(major_minor(r.get('version')))}", safe=True),
                           fix(f"Or upgrade ROCm (and amdgpu-dkms) to {_mmstr(want)}", root=True, reboot=True)])
 
 
 # ---------------------------------------------------------------------------------------------------
 def _hip_compilers(facts: Facts) -> list[Row]:
-    return [r for r in facts.table("compilers") if r.get("name") in ("hipcc", "hipconfig") and _amd_mm(r.get("version"))]
+    return [r for r in facts.table("compilers") if r.get("name") in ("hipcc", "hipconfig") and major_minor(r.get("version"))]
 
 
 def _prefix(path: str | None) -> str:
@@ -146,7 +146,7 @@ def hipcc_hip_differs_from_runtime(ctx: Context) -> Iterable:
     rts = _system_hip_runtime(facts)
     hipcc = [c for c in comps if c.get("name") == "hipcc"]
     hipconfig = [c for c in comps if c.get("name") == "hipconfig"]
-    if hipcc and hipconfig and _amd_mm(hipcc[0].get("version")) != _amd_mm(hipconfig[0].get("version")):
+    if hipcc and hipconfig and major_minor(hipcc[0].get("version")) != major_minor(hipconfig[0].get("version")):
         yield Fail(f"hipcc reports HIP {hipcc[0].get('version')} but hipconfig {hipconfig[0].get('version')}",
                    why="hipcc and hipconfig come from different ROCm trees: builds mix headers and flags of "
                        "two releases.",
@@ -159,9 +159,9 @@ def hipcc_hip_differs_from_runtime(ctx: Context) -> Iterable:
     for c in hipcc or hipconfig:
         pre = _prefix(c.get("path"))
         near = [r for r in rts if pre and (r.get("path") or "").startswith(pre + "/")] or rts
-        want = _amd_mm(c.get("version"))
-        if any(_amd_mm(r.get("version")) == want for r in near):
-            r = next(r for r in near if _amd_mm(r.get("version")) == want)
+        want = major_minor(c.get("version"))
+        if any(major_minor(r.get("version")) == want for r in near):
+            r = next(r for r in near if major_minor(r.get("version")) == want)
             yield Pass(f"{c.get('name')} HIP {c.get('version')} matches {r.get('path')}",
                        [ev(c, f"{c.get('name')} {c.get('version')}"), ev(r, f"libamdhip64 {r.get('version')}")])
             continue
@@ -286,12 +286,12 @@ def rocm_default_tree_mismatch(ctx: Context) -> Iterable:
         yield Skip("fewer than two ROCm trees installed (or no /opt/rocm)")
         return
     env = {r.get("name"): r.get("value") for r in facts.table("env_vars")}
-    dmm = _amd_mm(default.get("version"))
+    dmm = major_minor(default.get("version"))
     evid = [ev(default, f"/opt/rocm: ROCm {default.get('version')}"),
             *[ev(r, f"{p}: ROCm {r.get('version')}") for p, r in sorted(versioned.items())]]
     fired = False
     rp = (env.get("ROCM_PATH") or "").rstrip("/")
-    if rp and rp in versioned and _amd_mm(versioned[rp].get("version")) != dmm:
+    if rp and rp in versioned and major_minor(versioned[rp].get("version")) != dmm:
         fired = True
         yield Fail(f"ROCM_PATH={rp} (ROCm {versioned[rp].get('version')}) but /opt/rocm is ROCm {default.get('version')}",
                    why="Tools that honour ROCM_PATH and those that use /opt/rocm (ldconfig, default hipcc) "
@@ -302,10 +302,10 @@ def rocm_default_tree_mismatch(ctx: Context) -> Iterable:
     lib = _loaded_hip(facts)
     bundled = lib is not None and lib.get("origin") in ("framework-bundled", "pip", "conda")
     for b in _hip_builds(facts):
-        want = _amd_mm(b.get("hip"))
+        want = major_minor(b.get("hip"))
         if want == dmm:
             continue
-        match = [p for p, r in versioned.items() if _amd_mm(r.get("version")) == want]
+        match = [p for p, r in versioned.items() if major_minor(r.get("version")) == want]
         if match:
             fired = True
             yield Fail(f"{_amd_label(b)} is built for HIP {b.get('hip')} and {match[0]} is installed, but /opt/rocm "

@@ -93,9 +93,8 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
     except click.ClickException as exc:
         env.stderr.write(f"gpuvet: error: {exc.format_message()}\n")
         return int(ExitCode.BAD_INPUT)
-    except UsageError as exc:  # raised by a use case: the same one line as click's usage errors
-        sub = next((a for a in argv if a in COMMANDS), "")
-        env.stderr.write(f"gpuvet: error: {exc}\nTry 'gpuvet {sub} --help'.\n".replace("  ", " "))
+    except UsageError as exc:  # raised by a use case (a bad value, not bad syntax): one line, exit 2
+        env.stderr.write(f"gpuvet: error: {exc}\n")
         return int(exc.code)
     except GpuvetError as exc:
         env.stderr.write(f"gpuvet: error: {exc}\n")
