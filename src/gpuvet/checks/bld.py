@@ -215,7 +215,7 @@ def _judge_amd(b: Row, arch: str, targets: list[str], gname: str, evidence: list
     if hint and hint[0] in bases and eff != hint[0]:
         fixes.append(fix(f"Or export HSA_OVERRIDE_GFX_VERSION={hint[1]} to run the build's {hint[0]} code on "
                          f"{arch} (not supported by AMD; may crash or compute wrongly)",
-                         command=f"export HSA_OVERRIDE_GFX_VERSION={hint[1]}", safe=True))
+                         command=f"export HSA_OVERRIDE_GFX_VERSION={hint[1]}", safe=False))
     yield Fail(f"{_build_label(b)} has no kernels for {gname}{note}: built for {', '.join(sorted(bases))}",
                why=("AMD code objects are specific to one gfx target: kernels fail with 'HIP error: invalid "
                     "device function' / 'no binary for gpu' unless the exact target is in the build."),
@@ -426,7 +426,7 @@ def gpu_library_loaded_twice(ctx: Context) -> Iterable:
                    why="Two copies of one GPU library in one process mix their state and versions.",
                    evidence=[ev(r, _describe(r) + f" requested by {r.get('requested_by') or '?'}") for r in rows],
                    fixes=[fix(f"Keep only the copy {first.get('requested_by') or 'the framework'} resolves to: "
-                              f"remove the other's directory from LD_LIBRARY_PATH", safe=True)])
+                              f"remove the other's directory from LD_LIBRARY_PATH", safe=False)])
 
 
 @check(code="BLD045", name="gpu-library-shadowed-copy", severity="warning",
@@ -493,8 +493,8 @@ def gpu_library_shadowed_copy(ctx: Context) -> Iterable:
             evidence.append(ev(ldp, f"LD_LIBRARY_PATH={ldp.get('value')}"))
         yield Fail(title, why=why, evidence=evidence,
                    fixes=[fix(f"Quote {_lib_label(s.get('name'))} {s.get('version')} (the loaded copy) in bug "
-                              f"reports; remove or align the other copy if other software must agree",
-                              safe=True)])
+                              f"reports; remove or align the other copy if other software must agree (it "
+                              f"belongs to the system: check what else uses it first)", safe=False)])
 
 
 # -- BLD046 / BLD047 ----------------------------------------------------------------------------------

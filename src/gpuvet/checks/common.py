@@ -115,6 +115,18 @@ def _install_cmd(release: q.TorchRelease, variant: q.Variant | None) -> str:
     return cmd
 
 
+def _companion_cmd(release: q.TorchRelease, variant: q.Variant | None, name: str) -> str | None:
+    """Install exactly the companion ``name`` at the version ``release`` pins (nothing else), or None
+    when the KB records no pin for it."""
+    want = release.companions.get(name)
+    if not want:
+        return None
+    cmd = f"pip install {name}=={want}"
+    if variant is not None and variant.index_url and not name.startswith(("triton", "pytorch-triton")):
+        cmd += f" --index-url {variant.index_url}"
+    return cmd
+
+
 GROUP_HINT = {"/dev/kfd": ("render", "video"), "/dev/dri": ("render", "video")}
 
 
