@@ -117,7 +117,10 @@ def make_policy(select, ignore, ack, fail_on, env: Environment | None = None, py
     sev = Severity.CRITICAL + 1 if fo == "never" else Severity.parse(fo)
     pol = Policy(select=tuple(s["select"].value), ignore=tuple(s["ignore"].value),
                  acknowledged=dict(s["ack"].value), fail_on=sev)  # type: ignore[arg-type]
-    pol.python = s["python"].value  # type: ignore[attr-defined]
+    # the interpreter from the command line or the file; GPUVET_PYTHON is read (and named in errors)
+    # by the use case itself
+    py = s["python"]
+    pol.python = py.value if not py.origin.startswith("environment") else python  # type: ignore[attr-defined]
     return pol
 
 
