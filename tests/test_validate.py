@@ -93,7 +93,7 @@ def test_fault_injection_each_fault_is_its_own_finding_and_the_run_carries_on(tm
 @needs_torch
 def test_two_stored_runs_compare_noise_is_not_a_regression_an_injected_sleep_is(tmp_path):
     db = tmp_path / "h.sqlite"
-    base = ["validate", "--case", "matmul", "--case", "bench_launch", "--format", "json", "-q"]
+    base = ["validate", "--case", "matmul", "--case", "bench_launch", "--format", "json", "--no-progress"]
     rc1, out1, _ = cli(base, db=db)
     rc2, out2, _ = cli(base + ["--against", "latest"], db=db)
     doc2 = json.loads(out2)
@@ -139,7 +139,7 @@ def test_a_correctness_failure_is_always_a_regression():
 @slow
 @needs_torch
 def test_collective_runs_one_process_per_rank_with_gloo():
-    rc, out, _ = cli(["validate", "--case", "collective", "--device", "cpu", "--format", "json", "--no-save", "-q"])
+    rc, out, _ = cli(["validate", "--case", "collective", "--device", "cpu", "--format", "json", "--no-save", "--no-progress"])
     doc = json.loads(out)
     case = doc["validate"]["cases"][0]
     assert rc == 0 and case["status"] == "ok", case

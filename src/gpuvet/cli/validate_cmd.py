@@ -67,16 +67,17 @@ def _common(func):
     func = click.option("--case-timeout", type=float, default=None, metavar="S",
                         help="Seconds each case may run before it counts as hung (default: the case's own).")(func)
     func = click.option("--html", metavar="FILE", default=None, help="Also write the HTML report with plots.")(func)
-    func = click.option("--quiet", "-q", is_flag=True, help="No progress on standard error.")(func)
+    func = click.option("--no-progress", "no_progress", is_flag=True, help="No progress lines on standard error.")(func)
     return func
 
 
 def _run(ctx, kind, level, python, device, cases, inject, against, no_save, db, snapshot, case_timeout, html,
-         quiet, fmt, output, verbose, select, ignore, ack, fail_on, ops_from=None, listing=False, stack=False) -> int:
+         no_progress, fmt, output, verbose, select, ignore, ack, fail_on, ops_from=None, listing=False, stack=False,
+         quiet=False, statistics=False) -> int:
     from gpuvet.app import validate as app
 
     env = env_of(ctx)
-    policy = make_policy(select, ignore, ack, fail_on)
+    policy = make_policy(select, ignore, ack, fail_on, env)
     opts = app.ValidateOptions(kind=kind, level=level, python=python, device=device, cases=tuple(cases),
                                inject=tuple(inject), ops_from=ops_from, against=against, save=not no_save, db=db,
                                snapshot=snapshot, case_timeout=case_timeout, html=html)
@@ -87,7 +88,7 @@ def _run(ctx, kind, level, python, device, cases, inject, against, no_save, db, 
         return 0
     app.interpreter(python, env)
     specs, _ = app.select_cases(opts, env)
-    progress = Progress(env, len(specs), quiet)
+    progress = Progress(env, len(specs), quiet or no_progress)
     try:
         report = app.run_validate(opts, env, progress)
     finally:
@@ -96,9 +97,9 @@ def _run(ctx, kind, level, python, device, cases, inject, against, no_save, db, 
 
     report.findings = [_apply_policy(f, policy) for f in report.findings if policy.wants(f.code)]
     report.score, report.deductions = score(report.findings)
-    emit(report, env, fmt, output, verbose, stack)
+    emit(report, env, fmt, output, verbose, stack, quiet, statistics)
     rec = report.extra["validate"]
-    if rec.get("run_id") and not quiet:
+    if rec.get("run_id") and not (quiet or no_progress):
         env.stderr.write(f"gpuvet: stored as run {rec['run_id']}"
                          + (f" (snapshot {rec['snapshot_id']})" if rec.get("snapshot_id") else "") + "\n")
     return int(exit_code(report, policy.fail_on))
@@ -155,16 +156,17 @@ def bench(ctx, **kw) -> int:
 @output_options
 @policy_options
 @click.pass_context
-def compare(ctx, base, new, db, html, fmt, output, verbose, select, ignore, ack, fail_on, stack=False) -> int:
+def compare(ctx, base, new, db, html, fmt, output, verbose, select, ignore, ack, fail_on, stack=False, quiet=False,
+            statistics=False) -> int:
     """Per-case deltas of run NEW against run BASE, with the noise band of their repeated timings."""
     from gpuvet.app.engine import exit_code
 
     from gpuvet.app import validate as app
 
     env = env_of(ctx)
-    policy = make_policy(select, ignore, ack, fail_on)
+    policy = make_policy(select, ignore, ack, fail_on, env)
     report = app.run_compare(base, new, env, db, html)
-    emit(report, env, fmt, output, verbose)
+    emit(report, env, fmt, output, verbose, stack, quiet, statistics)
     ctx.exit(int(exit_code(report, policy.fail_on)))
 
 
@@ -175,7 +177,8 @@ def compare(ctx, base, new, db, html, fmt, output, verbose, select, ignore, ack,
 @output_options
 @policy_options
 @click.pass_context
-def scan(ctx, paths, python, fmt, output, verbose, select, ignore, ack, fail_on, stack=False) -> int:
+def scan(ctx, paths, python, fmt, output, verbose, select, ignore, ack, fail_on, stack=False, quiet=False,
+         statistics=False) -> int:
     """Read a project's Python code (AST, never imported) and list the operators known to differ across
     versions and backends, calls that break on ROCm, settings made in code and environment set through
     os.environ, each with what it does on the detected stack."""
@@ -184,7 +187,7 @@ def scan(ctx, paths, python, fmt, output, verbose, select, ignore, ack, fail_on,
     from gpuvet.app import validate as app
 
     env = env_of(ctx)
-    policy = make_policy(select, ignore, ack, fail_on)
+    policy = make_policy(select, ignore, ack, fail_on, env)
     report = app.run_scan(tuple(paths), env, app.detect_backend(env, python))
-    emit(report, env, fmt, output, verbose)
+    emit(report, env, fmt, output, verbose, stack, quiet, statistics)
     return int(exit_code(report, policy.fail_on))
