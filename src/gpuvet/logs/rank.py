@@ -206,8 +206,11 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
                     continue
                 seen.add(key)
                 (facts if "check" in e else evidence).append(e)
-        fix = next((c.fix for c in cs if c.kind == "fact" and c.fix), "") or next((c.fix for c in cs if c.fix), "")
-        fixes = next((c.fixes for c in cs if c.fixes), [])
+        # the fix of this diagnosis's own cause and component: the strongest contribution's, else the
+        # strongest one of the same component -- never another finding's that merely shares the cause
+        same = [c for c in cs if c.component == top.component]
+        fix = top.fix or next((c.fix for c in same if c.fix), "")
+        fixes = top.fixes or (next((c.fixes for c in same if c.fixes and c.fix == fix), []) if fix else [])
         refs: list[str] = []
         for c in cs:
             for u in c.references:
