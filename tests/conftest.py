@@ -54,3 +54,14 @@ def make_facts(*rows, probed=(), errors=()):
     for e in errors:
         f.fail(e)
     return f
+
+
+def pytest_collection_modifyitems(config, items):
+    """`slow` tests (16 writer processes, real virtual environments) always run in CI (CI=true) and with
+    GPUVET_SLOW_TESTS=1; a developer's quick local run skips them so that parallel work stays fast."""
+    if os.environ.get("CI") or os.environ.get("GPUVET_SLOW_TESTS") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow test: runs in CI, or locally with GPUVET_SLOW_TESTS=1")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -113,6 +113,7 @@ def _verify_store(url: str, expect_min: int = 0) -> list:
     return recs
 
 
+@pytest.mark.slow
 def test_sixteen_processes_writing_at_once_lose_nothing(tmp_path):
     url = _url(tmp_path)  # a fresh file: the 16 also race to create the schema
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -132,6 +133,7 @@ def test_sixteen_processes_writing_at_once_lose_nothing(tmp_path):
     assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 48
 
 
+@pytest.mark.slow
 def test_writer_killed_mid_write_loses_and_corrupts_nothing(tmp_path):
     url = _url(tmp_path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
@@ -215,6 +217,7 @@ def pg_url(tmp_path_factory):
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_postgresql_same_schema_and_concurrent_writers(pg_url):
     import sqlalchemy as sa
 

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 from gpuvet.kb import query as q
 from gpuvet.model import Facts, Finding, Outcome, Report, Severity, row
+from gpuvet.model.versions import normalise_name
 
 SOURCE = "described"
 NOT_COLLECTED = "could not check: not collected"
@@ -52,7 +53,7 @@ def parse_package(spec: str) -> tuple[str, str]:
     m = re.fullmatch(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([^\s=]+)\s*", spec or "")
     if not m:
         raise DescriptionError(f"--package needs NAME==VERSION, got {spec!r}")
-    return re.sub(r"[-_.]+", "-", m.group(1)).lower(), m.group(2)
+    return normalise_name(m.group(1)), m.group(2)
 
 
 def _need_version(what: str, text: str | None) -> None:

@@ -160,6 +160,25 @@ def _run_one(chk: Check, ctx: Context) -> Iterable[Finding]:
     yield _finding(chk, Outcome.PASSED, title, evidence=passes[0].evidence if passes else ())
 
 
+_PIP = __import__("re").compile(r"(?<![\w/.-])(?:python3?\s+-m\s+pip|pip3?)(?=\s+(?:install|uninstall)\b)")
+
+
+def retarget_fixes(findings: Sequence[Finding], python: str) -> list[Finding]:
+    """Every pip step of every fix runs with the examined interpreter (``/venv/bin/python -m pip ...``),
+    never a bare ``pip`` that would change gpuvet's own environment."""
+    import shlex
+    from dataclasses import replace
+
+    py = shlex.quote(python) if python != "python" else "python"
+    out: list[Finding] = []
+    for f in findings:
+        if any(x.command and _PIP.search(x.command) for x in f.fixes):
+            f = replace(f, fixes=tuple(replace(x, command=_PIP.sub(f"{py} -m pip", x.command))
+                                       if x.command else x for x in f.fixes))
+        out.append(f)
+    return out
+
+
 def _finding(chk: Check, outcome: Outcome, title: str, why: str = "", evidence=(), fixes=(),
              severity: Severity | None = None, missing: tuple[str, ...] = ()) -> Finding:
     return Finding(code=chk.code, name=chk.name, severity=severity or chk.severity, outcome=outcome,

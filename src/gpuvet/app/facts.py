@@ -4,12 +4,11 @@ One path each, shared by every use case: ``check`` and ``recommend`` read the ma
 ``diagnose`` (a file, standard input, ``--follow``) and ``run`` parse text with the same ``parse_report``."""
 from __future__ import annotations
 
-import os
 import threading
 from typing import Callable, Iterable
 
 from gpuvet.model import Facts
-from gpuvet.model.errors import GpuvetError
+from gpuvet.model.errors import GpuvetError, UsageError
 
 from .env import Environment
 
@@ -23,10 +22,15 @@ def start_live_facts(env: Environment, python: str | None = None,
     from gpuvet.probes.base import run_probes
     from gpuvet.probes.registry import all_probes
 
-    if python and not os.access(python, os.X_OK):
-        raise GpuvetError(f"--python {python}: not an executable interpreter")
+    flag = "--python"
+    if not python and env.environ.get("GPUVET_PYTHON"):
+        python, flag = env.environ["GPUVET_PYTHON"], "GPUVET_PYTHON"
     result: dict[str, Facts] = {}
     system = env.system(python)
+    if python:
+        why = system.interpreter_problem(python)
+        if why:
+            raise UsageError(f"{flag} {python}: {why}")
     probes = all_probes()
     thread = threading.Thread(target=lambda: result.update(facts=run_probes(system, probes, deadline=deadline)),
                               name="gpuvet-probes", daemon=True)

@@ -8,6 +8,7 @@ from typing import Any, Iterable
 from gpuvet.kb import query as q
 from gpuvet.model import Row, Severity
 from gpuvet.model.arch import gfx_from_override
+from gpuvet.model.versions import release, same_release
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
 from .common import _install_cmd, _packages, _torch, _variant
@@ -34,11 +35,6 @@ def _vendor_of_variant(variant: str) -> str:
     return {"cuda": "nvidia", "rocm": "amd"}.get(variant, "")
 
 
-def _nums(text: object, n: int = 3) -> tuple[int, ...] | None:
-    m = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(text or ""))
-    if not m:
-        return None
-    return tuple(int(x) for x in m.group(1).split(".")[:n])
 
 
 _SM = re.compile(r"^(sm|compute)_(\d+)([af]?)$")
@@ -219,7 +215,7 @@ def _judge_amd(b: Row, arch: str, targets: list[str], gname: str, evidence: list
     if hint and hint[0] in bases and eff != hint[0]:
         fixes.append(fix(f"Or export HSA_OVERRIDE_GFX_VERSION={hint[1]} to run the build's {hint[0]} code on "
                          f"{arch} (not supported by AMD; may crash or compute wrongly)",
-                         command=f"export HSA_OVERRIDE_GFX_VERSION={hint[1]}", safe=True))
+                         command=f"export HSA_OVERRIDE_GFX_VERSION={hint[1]}", safe=False))
     yield Fail(f"{_build_label(b)} has no kernels for {gname}{note}: built for {', '.join(sorted(bases))}",
                why=("AMD code objects are specific to one gfx target: kernels fail with 'HIP error: invalid "
                     "device function' / 'no binary for gpu' unless the exact target is in the build."),
@@ -379,12 +375,6 @@ def _lib_label(name: str) -> str:
     return LIB_LABEL.get(name, name)
 
 
-def _same_version(a: str, b: str) -> bool:
-    x, y = _nums(a, 4), _nums(b, 4)
-    if x is None or y is None:
-        return True  # unknown: do not claim a difference
-    n = min(len(x), len(y), 3)
-    return x[:n] == y[:n]
 
 
 def _describe(r: Row) -> str:
@@ -436,7 +426,7 @@ def gpu_library_loaded_twice(ctx: Context) -> Iterable:
                    why="Two copies of one GPU library in one process mix their state and versions.",
                    evidence=[ev(r, _describe(r) + f" requested by {r.get('requested_by') or '?'}") for r in rows],
                    fixes=[fix(f"Keep only the copy {first.get('requested_by') or 'the framework'} resolves to: "
-                              f"remove the other's directory from LD_LIBRARY_PATH", safe=True)])
+                              f"remove the other's directory from LD_LIBRARY_PATH", safe=False)])
 
 
 @check(code="BLD045", name="gpu-library-shadowed-copy", severity="warning",
@@ -477,7 +467,7 @@ def gpu_library_shadowed_copy(ctx: Context) -> Iterable:
     ld_dirs = [d for d in (ldp.get("value") or "").split(":") if d] if ldp else []
     for s in sel:
         others = [r for r in libs if r.get("name") == s.get("name") and r.get("selected") is False
-                  and r.get("path") != s.get("path") and not _same_version(r.get("version"), s.get("version"))]
+                  and r.get("path") != s.get("path") and not same_release(r.get("version"), s.get("version"))]
         if not others:
             continue
         seen: set[str] = set()
@@ -503,8 +493,8 @@ def gpu_library_shadowed_copy(ctx: Context) -> Iterable:
             evidence.append(ev(ldp, f"LD_LIBRARY_PATH={ldp.get('value')}"))
         yield Fail(title, why=why, evidence=evidence,
                    fixes=[fix(f"Quote {_lib_label(s.get('name'))} {s.get('version')} (the loaded copy) in bug "
-                              f"reports; remove or align the other copy if other software must agree",
-                              safe=True)])
+                              f"reports; remove or align the other copy if other software must agree (it "
+                              f"belongs to the system: check what else uses it first)", safe=False)])
 
 
 # -- BLD046 / BLD047 ----------------------------------------------------------------------------------
@@ -558,7 +548,7 @@ def framework_runtime_mismatch(ctx: Context) -> Iterable:
     for b in builds:
         variant = b.get("variant")
         built = b.get("cuda") if variant == "cuda" else b.get("hip")
-        want = _nums(built, 2)
+        want = release(built, 2)
         lib = _runtime_lib(ctx, variant)
         if want is None:
             yield Unknown(f"{_build_label(b)}: the {variant.upper()} version it was built with is not known")
@@ -567,7 +557,7 @@ def framework_runtime_mismatch(ctx: Context) -> Iterable:
             yield Unknown(f"{_build_label(b)}: which {'libcudart' if variant == 'cuda' else 'libamdhip64'} it loads "
                           f"is not known")
             continue
-        have = _nums(lib.get("version"), 2)
+        have = release(lib.get("version"), 2)
         if have is None and lib.get("origin") == "framework-bundled":
             yield Pass(f"{_build_label(b)} loads the runtime bundled with it ({lib.get('path')})",
                        [ev(lib, f"loads {lib.get('path')} (framework-bundled)")])
@@ -646,18 +636,18 @@ def framework_runtime_differs_from_system(ctx: Context) -> Iterable:
         if variant != "cuda":
             continue  # ROCm: RTM021 compares HIP with the system ROCm (an error there, not information)
         built = b.get("cuda") if variant == "cuda" else b.get("hip")
-        want = _nums(built, 2)
+        want = release(built, 2)
         if want is None:
             continue
         vendor = _vendor_of_variant(variant)
         names = ("cuda-toolkit", "cuda-runtime") if variant == "cuda" else ("rocm", "hip-runtime")
-        mine = [r for r in rts if r.get("vendor") == vendor and r.get("name") in names and _nums(r.get("version"), 2)]
+        mine = [r for r in rts if r.get("vendor") == vendor and r.get("name") in names and release(r.get("version"), 2)]
         if not mine:
             continue
         any_compared = True
         lib = _runtime_lib(ctx, variant)
         for r in mine:
-            have = _nums(r.get("version"), 2)
+            have = release(r.get("version"), 2)
             n = min(len(have or ()), len(want))
             if have is None or have[:n] == want[:n]:
                 continue  # a build that names only the major (jaxlib's "13") agrees with any 13.x

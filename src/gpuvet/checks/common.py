@@ -4,20 +4,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
 from gpuvet.kb import query as q
 from gpuvet.model import Facts, Row
+from gpuvet.model.versions import find_version, major_minor
 
 from .base import Context
-
-
-def _amd_mm(text: Any) -> tuple[int, int] | None:
-    """(major, minor) of '5.7.31921-d1770ee1b', '6.1.0', '5.2.21153-0', '6.2.x'."""
-    if text is None:
-        return None
-    m = re.match(r"\s*(\d+)\.(\d+)", str(text))
-    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def _mmstr(t: tuple[int, int]) -> str:
@@ -46,16 +37,16 @@ def amd_gpu_state(facts: Facts) -> tuple[str, str]:
 
 def _system_rocm(facts: Facts) -> list[Row]:
     return [r for r in facts.table("runtimes") if r.get("vendor") == "amd" and r.get("name") == "rocm"
-            and r.get("origin") in (None, "", "system", "pasted") and _amd_mm(r.get("version"))]
+            and r.get("origin") in (None, "", "system", "pasted") and major_minor(r.get("version"))]
 
 
 def _system_hip_runtime(facts: Facts) -> list[Row]:
     return [r for r in facts.table("runtimes") if r.get("vendor") == "amd" and r.get("name") == "hip-runtime"
-            and r.get("origin") in (None, "", "system", "pasted") and _amd_mm(r.get("version"))]
+            and r.get("origin") in (None, "", "system", "pasted") and major_minor(r.get("version"))]
 
 
 def _hip_builds(facts: Facts) -> list[Row]:
-    return [b for b in facts.table("framework_builds") if b.get("hip") and _amd_mm(b.get("hip"))]
+    return [b for b in facts.table("framework_builds") if b.get("hip") and major_minor(b.get("hip"))]
 
 
 def _amd_label(b: Row) -> str:
@@ -70,8 +61,8 @@ def _rocm_entry(kb: Any, release: str) -> dict | None:
     for e in entries:
         if str(e.get("rocm")) == release:
             return e
-    mm = _amd_mm(release)
-    same = [e for e in entries if _amd_mm(e.get("rocm")) == mm]
+    mm = major_minor(release)
+    same = [e for e in entries if major_minor(e.get("rocm")) == mm]
     return same[0] if same else None
 
 
@@ -124,42 +115,33 @@ def _install_cmd(release: q.TorchRelease, variant: q.Variant | None) -> str:
     return cmd
 
 
+def _companion_cmd(release: q.TorchRelease, variant: q.Variant | None, name: str) -> str | None:
+    """Install exactly the companion ``name`` at the version ``release`` pins (nothing else), or None
+    when the KB records no pin for it."""
+    want = release.companions.get(name)
+    if not want:
+        return None
+    cmd = f"pip install {name}=={want}"
+    if variant is not None and variant.index_url and not name.startswith(("triton", "pytorch-triton")):
+        cmd += f" --index-url {variant.index_url}"
+    return cmd
+
+
 GROUP_HINT = {"/dev/kfd": ("render", "video"), "/dev/dri": ("render", "video")}
 
 
-def _ver(v: str):
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(v)
-    except InvalidVersion:
-        return None
 
 
-_NUM = re.compile(r"(\d+(?:\.\d+)*)")
 
 
-def _version(text: Any) -> Version | None:
-    """'580.159.04' -> Version; leading junk and suffixes ignored; None when there is no number."""
-    m = _NUM.search(str(text or ""))
-    if not m:
-        return None
-    try:
-        return Version(m.group(1))
-    except InvalidVersion:  # pragma: no cover - the regex only lets digits and dots through
-        return None
 
 
-def _nvidia_mm(text: Any) -> tuple[int, int] | None:
-    """CUDA major.minor of '13.0', '12.4.1', '13.0.88'; None when absent."""
-    m = re.search(r"(\d+)\.(\d+)", str(text or ""))
-    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def _build_cuda(text: Any) -> tuple[tuple[int, int], bool] | None:
     """A framework build's CUDA: ('12.4' -> ((12, 4), False)); a major alone, as jaxlib's CUDA
     plugins name it ('13' -> ((13, 0), True)); None when the build has no CUDA."""
-    mm = _nvidia_mm(text)
+    mm = major_minor(text)
     if mm:
         return mm, False
     m = re.fullmatch(r"\s*(?:cuda\s*)?(\d{1,2})\s*", str(text or ""), re.I)
@@ -173,13 +155,13 @@ def _fmt(mm: tuple[int, int]) -> str:
 def _toolkits(kb: Any) -> list[dict[str, Any]]:
     if kb is None:
         return []
-    out = [e for e in kb.table("cuda_toolkits") if _version(e.get("cuda")) and _version(e.get("min_driver_linux"))]
-    return sorted(out, key=lambda e: _version(e["cuda"]))  # type: ignore[arg-type,return-value]
+    out = [e for e in kb.table("cuda_toolkits") if find_version(e.get("cuda")) and find_version(e.get("min_driver_linux"))]
+    return sorted(out, key=lambda e: find_version(e["cuda"]))  # type: ignore[arg-type,return-value]
 
 
 def _release_entry(kb: Any, mm: tuple[int, int]) -> dict[str, Any] | None:
     """The GA release of CUDA major.minor (else its earliest listed update)."""
-    same = [e for e in _toolkits(kb) if _nvidia_mm(e["cuda"]) == mm]
+    same = [e for e in _toolkits(kb) if major_minor(e["cuda"]) == mm]
     for e in same:
         if str(e["cuda"]) == _fmt(mm):
             return e

@@ -7,23 +7,21 @@ from typing import Any, Iterable
 from packaging.version import Version
 
 from gpuvet.model import Row, Severity
+from gpuvet.model.versions import find_version, major_minor
 
 from .base import Context, Fail, Pass, Result, Skip, Unknown, check, ev, fix
 from .common import (
     _amd_gpus,
     _amd_label,
-    _amd_mm,
     _build_cuda,
     _fmt,
     _hip_builds,
     _mmstr,
-    _nvidia_mm,
     _release_entry,
     _rocm_entry,
     _system_hip_runtime,
     _system_rocm,
     _toolkits,
-    _version,
 )
 
 
@@ -112,12 +110,12 @@ def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
     if not tested:
         yield Unknown(f"the knowledge base has no KMD/user-space matrix for ROCm {release}")
         return
-    ok = {_amd_mm(t) for t in tested if _amd_mm(t)} | {_amd_mm(release)}
+    ok = {major_minor(t) for t in tested if major_minor(t)} | {major_minor(release)}
     users: list[tuple[Row, str, tuple[int, int]]] = []
     for r in _system_rocm(facts):
-        users.append((r, f"system ROCm {r.get('version')} ({r.get('path') or r.source})", _amd_mm(r.get("version"))))
+        users.append((r, f"system ROCm {r.get('version')} ({r.get('path') or r.source})", major_minor(r.get("version"))))
     for b in _hip_builds(facts):
-        users.append((b, f"{_amd_label(b)} (HIP {b.get('hip')})", _amd_mm(b.get("hip"))))
+        users.append((b, f"{_amd_label(b)} (HIP {b.get('hip')})", major_minor(b.get("hip"))))
     if not users:
         yield Skip("no ROCm user space or HIP framework build to compare with the driver")
         return
@@ -205,9 +203,9 @@ def _compat_floor(kb: Any, major: int) -> tuple[Version, dict[str, Any]] | None:
     """The lowest driver that runs any CUDA ``major``.x release under minor-version compatibility."""
     best: tuple[Version, dict[str, Any]] | None = None
     for e in _toolkits(kb):
-        if _nvidia_mm(e["cuda"])[0] != major:  # type: ignore[index]
+        if major_minor(e["cuda"])[0] != major:  # type: ignore[index]
             continue
-        v = _version(e.get("minor_compat_min_driver_linux"))
+        v = find_version(e.get("minor_compat_min_driver_linux"))
         if v is not None and (best is None or v < best[0]):
             best = (v, e)
     return best
@@ -219,9 +217,9 @@ def _driver_cuda_from_kb(kb: Any, driver: Version) -> tuple[int, int] | None:
     entries = _toolkits(kb)
     if not entries:
         return None
-    if driver > max(_version(e["min_driver_linux"]) for e in entries):  # type: ignore[type-var]
+    if driver > max(find_version(e["min_driver_linux"]) for e in entries):  # type: ignore[type-var]
         return None
-    ok = [_nvidia_mm(e["cuda"]) for e in entries if _version(e["min_driver_linux"]) <= driver]  # type: ignore[operator]
+    ok = [major_minor(e["cuda"]) for e in entries if find_version(e["min_driver_linux"]) <= driver]  # type: ignore[operator]
     return max(ok) if ok else (0, 0)  # type: ignore[type-var]
 
 
@@ -252,8 +250,8 @@ class _Driver:
     def __init__(self, ctx: Context):
         self.user, self.kernel = _nvidia_drivers(ctx)
         self.row = self.user or self.kernel
-        self.version = _version(self.row.get("version")) if self.row else None
-        self.cuda: tuple[int, int] | None = _nvidia_mm(self.user.get("cuda_version")) if self.user else None
+        self.version = find_version(self.row.get("version")) if self.row else None
+        self.cuda: tuple[int, int] | None = major_minor(self.user.get("cuda_version")) if self.user else None
         self.cuda_from = "reported by the driver"
         self.newer_than_kb = False
         if self.cuda is None and self.version is not None:
@@ -379,10 +377,10 @@ def driver_too_old_for_framework_cuda(ctx: Context):
 def _toolkit_rows(ctx: Context) -> list[tuple[Row, str]]:
     out: list[tuple[Row, str]] = []
     for r in ctx.facts.table("compilers"):
-        if r.get("name") == "nvcc" and _nvidia_mm(r.get("cuda_version")):
+        if r.get("name") == "nvcc" and major_minor(r.get("cuda_version")):
             out.append((r, f"nvcc {r.get('version', r.get('cuda_version'))} (CUDA {r.get('cuda_version')})"))
     for r in ctx.facts.table("runtimes"):
-        if r.get("vendor") == "nvidia" and r.get("name") == "cuda-toolkit" and _nvidia_mm(r.get("version")):
+        if r.get("vendor") == "nvidia" and r.get("name") == "cuda-toolkit" and major_minor(r.get("version")):
             out.append((r, f"the CUDA toolkit {r.get('version')} at {r.get('path') or r.source}"))
     return out
 
@@ -426,8 +424,8 @@ def driver_too_old_for_cuda_toolkit(ctx: Context):
         yield Unknown("the knowledge base has no cuda_toolkits table")
         return
     # the newest toolkit present decides (an nvcc row and a version.json row usually agree)
-    need_row, label = max(tk, key=lambda t: _nvidia_mm(t[0].get("cuda_version") or t[0].get("version")))  # type: ignore[arg-type,return-value]
-    need = _nvidia_mm(need_row.get("cuda_version") or need_row.get("version"))
+    need_row, label = max(tk, key=lambda t: major_minor(t[0].get("cuda_version") or t[0].get("version")))  # type: ignore[arg-type,return-value]
+    need = major_minor(need_row.get("cuda_version") or need_row.get("version"))
 
     def alt(have: tuple[int, int]):
         return fix(f"Or use a CUDA toolkit no newer than {_fmt(have)} (point CUDA_HOME and PATH at it)", safe=True)
@@ -475,7 +473,7 @@ def nvidia_kernel_module_differs_from_user_space_driver(ctx: Context):
     why = ("The user-space driver (libcuda, NVML) only works with a kernel module of exactly its version; "
            "until they match, nvidia-smi and every CUDA program fail to initialise.")
     if user is not None and kernel is not None:
-        uv, kv = _version(user.get("version")), _version(kernel.get("version"))
+        uv, kv = find_version(user.get("version")), find_version(kernel.get("version"))
         if uv is None or kv is None:
             yield Unknown("a driver version could not be parsed")
             return

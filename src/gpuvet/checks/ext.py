@@ -7,17 +7,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from gpuvet.kb import query as q
 from gpuvet.model import Severity
+from gpuvet.model.versions import major_minor
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
-from .common import (
-    COMPANIONS,
-    _build_cuda,
-    _fmt,
-    _nvidia_mm,
-    _packages,
-    _release_entry,
-    _torch,
-)
+from .common import COMPANIONS, _build_cuda, _fmt, _packages, _release_entry, _torch
 from .gpu import gpu_arch
 
 
@@ -176,7 +169,7 @@ def nvcc_cuda_differs_from_framework(ctx: Context):
     https://pytorch.org/docs/stable/cpp_extension.html
     https://docs.nvidia.com/deploy/cuda-compatibility/index.html
     """
-    nvccs = [r for r in ctx.facts.table("compilers") if r.get("name") == "nvcc" and _nvidia_mm(r.get("cuda_version"))]
+    nvccs = [r for r in ctx.facts.table("compilers") if r.get("name") == "nvcc" and major_minor(r.get("cuda_version"))]
     builds = [r for r in ctx.facts.table("framework_builds") if _build_cuda(r.get("cuda"))]
     if not nvccs:
         yield Skip("no nvcc found")
@@ -185,7 +178,7 @@ def nvcc_cuda_differs_from_framework(ctx: Context):
         yield Skip("no framework build made for CUDA is installed")
         return
     nv = nvccs[0]
-    have: tuple[int, int] = _nvidia_mm(nv.get("cuda_version"))  # type: ignore[assignment]
+    have: tuple[int, int] = major_minor(nv.get("cuda_version"))  # type: ignore[assignment]
     where = f" at {nv.get('path')}" if nv.get("path") else ""
     for b in builds:
         need, major_only = _build_cuda(b.get("cuda"))  # type: ignore[misc]
@@ -248,7 +241,7 @@ def nvcc_cannot_target_gpu(ctx: Context):
     https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html#deprecated-architectures
     https://developer.nvidia.com/cuda-gpus
     """
-    nvccs = [r for r in ctx.facts.table("compilers") if r.get("name") == "nvcc" and _nvidia_mm(r.get("cuda_version"))]
+    nvccs = [r for r in ctx.facts.table("compilers") if r.get("name") == "nvcc" and major_minor(r.get("cuda_version"))]
     gpus = [r for r in ctx.facts.table("gpu_devices") if r.get("vendor") == "nvidia"]
     if not nvccs:
         yield Skip("no nvcc found")
@@ -257,9 +250,9 @@ def nvcc_cannot_target_gpu(ctx: Context):
         yield Skip("no NVIDIA GPU on this machine")
         return
     nv = nvccs[0]
-    have = _nvidia_mm(nv.get("cuda_version"))
+    have = major_minor(nv.get("cuda_version"))
     release = _release_entry(ctx.kb, have)  # type: ignore[arg-type]
-    floor = _nvidia_mm(release.get("min_compute_capability")) if release else None
+    floor = major_minor(release.get("min_compute_capability")) if release else None
     if floor is None:
         yield Skip(f"the knowledge base records no oldest GPU architecture for CUDA {_fmt(have)}")  # type: ignore[arg-type]
         return

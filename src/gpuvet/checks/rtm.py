@@ -4,12 +4,12 @@ from __future__ import annotations
 from typing import Iterable
 
 from gpuvet.model import Facts, Row
+from gpuvet.model.versions import major_minor
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
 from .common import (
     _amd_gpus,
     _amd_label,
-    _amd_mm,
     _default_rocm,
     _hip_builds,
     _mmstr,
@@ -70,8 +70,8 @@ def framework_hip_differs_from_rocm(ctx: Context) -> Iterable:
         return
     lib = _loaded_hip(facts)
     for b in builds:
-        want = _amd_mm(b.get("hip"))
-        same = [r for r in system if _amd_mm(r.get("version")) == want]
+        want = major_minor(b.get("hip"))
+        same = [r for r in system if major_minor(r.get("version")) == want]
         if same:
             yield Pass(f"{_amd_label(b)} (HIP {b.get('hip')}) matches system ROCm {same[0].get('version')}",
                        [ev(b, f"HIP {b.get('hip')}"), ev(same[0], f"{same[0].get('name')} {same[0].get('version')}")])
@@ -100,7 +100,7 @@ def _stable_build_fix(ctx: Context, b: Row, r: Row):
     current one keeps working for comparison; nothing of the mismatched build is mixed in)."""
     from gpuvet.kb import query as q
 
-    mm = _mmstr(_amd_mm(r.get("version")))
+    mm = _mmstr(major_minor(r.get("version")))
     name = b.get("name") or "torch"
     env = f"~/venv-{name}-rocm{mm}"
     found = q.newest_with_rocm(ctx.kb, mm) if ctx.kb is not None and name == "torch" else None
@@ -122,7 +122,7 @@ def _stable_build_fix(ctx: Context, b: Row, r: Row):
 
 # ---------------------------------------------------------------------------------------------------
 def _hip_compilers(facts: Facts) -> list[Row]:
-    return [r for r in facts.table("compilers") if r.get("name") in ("hipcc", "hipconfig") and _amd_mm(r.get("version"))]
+    return [r for r in facts.table("compilers") if r.get("name") in ("hipcc", "hipconfig") and major_minor(r.get("version"))]
 
 
 def _prefix(path: str | None) -> str:
@@ -168,7 +168,7 @@ def hipcc_hip_differs_from_runtime(ctx: Context) -> Iterable:
     rts = _system_hip_runtime(facts)
     hipcc = [c for c in comps if c.get("name") == "hipcc"]
     hipconfig = [c for c in comps if c.get("name") == "hipconfig"]
-    if hipcc and hipconfig and _amd_mm(hipcc[0].get("version")) != _amd_mm(hipconfig[0].get("version")):
+    if hipcc and hipconfig and major_minor(hipcc[0].get("version")) != major_minor(hipconfig[0].get("version")):
         yield Fail(f"hipcc reports HIP {hipcc[0].get('version')} but hipconfig {hipconfig[0].get('version')}",
                    why="hipcc and hipconfig come from different ROCm trees: builds mix headers and flags of "
                        "two releases.",
@@ -181,9 +181,9 @@ def hipcc_hip_differs_from_runtime(ctx: Context) -> Iterable:
     for c in hipcc or hipconfig:
         pre = _prefix(c.get("path"))
         near = [r for r in rts if pre and (r.get("path") or "").startswith(pre + "/")] or rts
-        want = _amd_mm(c.get("version"))
-        if any(_amd_mm(r.get("version")) == want for r in near):
-            r = next(r for r in near if _amd_mm(r.get("version")) == want)
+        want = major_minor(c.get("version"))
+        if any(major_minor(r.get("version")) == want for r in near):
+            r = next(r for r in near if major_minor(r.get("version")) == want)
             yield Pass(f"{c.get('name')} HIP {c.get('version')} matches {r.get('path')}",
                        [ev(c, f"{c.get('name')} {c.get('version')}"), ev(r, f"libamdhip64 {r.get('version')}")])
             continue
@@ -308,12 +308,12 @@ def rocm_default_tree_mismatch(ctx: Context) -> Iterable:
         yield Skip("fewer than two ROCm trees installed (or no /opt/rocm)")
         return
     env = {r.get("name"): r.get("value") for r in facts.table("env_vars")}
-    dmm = _amd_mm(default.get("version"))
+    dmm = major_minor(default.get("version"))
     evid = [ev(default, f"/opt/rocm: ROCm {default.get('version')}"),
             *[ev(r, f"{p}: ROCm {r.get('version')}") for p, r in sorted(versioned.items())]]
     fired = False
     rp = (env.get("ROCM_PATH") or "").rstrip("/")
-    if rp and rp in versioned and _amd_mm(versioned[rp].get("version")) != dmm:
+    if rp and rp in versioned and major_minor(versioned[rp].get("version")) != dmm:
         fired = True
         yield Fail(f"ROCM_PATH={rp} (ROCm {versioned[rp].get('version')}) but /opt/rocm is ROCm {default.get('version')}",
                    why="Tools that honour ROCM_PATH and those that use /opt/rocm (ldconfig, default hipcc) "
@@ -324,10 +324,10 @@ def rocm_default_tree_mismatch(ctx: Context) -> Iterable:
     lib = _loaded_hip(facts)
     bundled = lib is not None and lib.get("origin") in ("framework-bundled", "pip", "conda")
     for b in _hip_builds(facts):
-        want = _amd_mm(b.get("hip"))
+        want = major_minor(b.get("hip"))
         if want == dmm:
             continue
-        match = [p for p, r in versioned.items() if _amd_mm(r.get("version")) == want]
+        match = [p for p, r in versioned.items() if major_minor(r.get("version")) == want]
         if match:
             fired = True
             yield Fail(f"{_amd_label(b)} is built for HIP {b.get('hip')} and {match[0]} is installed, but /opt/rocm "
@@ -377,16 +377,16 @@ def hsa_api_version_read_as_rocm_release(ctx: Context) -> Iterable:
         yield Skip("only pasted text puts the two numbers side by side for a reader to compare")
         return
     hsa = [r for r in facts.table("runtimes") if r.get("vendor") == "amd" and r.get("name") == "hsa-runtime"
-           and _amd_mm(r.get("version"))]
+           and major_minor(r.get("version"))]
     if not hsa:
         yield Skip("no rocminfo Runtime Version in the facts")
         return
     others = ([(r, f"ROCm {r.get('version')}") for r in _system_rocm(facts)]
               + [(c, f"{c.get('name')} HIP {c.get('version')}") for c in facts.table("compilers")
-                 if c.get("name") in ("hipcc", "hipconfig") and _amd_mm(c.get("version"))]
+                 if c.get("name") in ("hipcc", "hipconfig") and major_minor(c.get("version"))]
               + [(b, f"{_amd_label(b)} HIP {b.get('hip')}") for b in _hip_builds(facts)])
     h = hsa[0]
-    others = [(r, label) for r, label in others if _amd_mm(label.split()[-1]) != _amd_mm(h.get("version"))]
+    others = [(r, label) for r, label in others if major_minor(label.split()[-1]) != major_minor(h.get("version"))]
     if not others:
         yield Pass(f"rocminfo Runtime Version {h.get('version')} (HSA API) seen alone")
         return

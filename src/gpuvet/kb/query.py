@@ -12,57 +12,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
+from gpuvet.model.versions import local_tag, minor_of, parse_version, spec_contains  # noqa: F401 (re-exported as q.*)
 
-# -- versions ------------------------------------------------------------------------------------------
-def parse_version(text: Any) -> Version | None:
-    """A PEP 440 version, or None.  Accepts '2.8.0+cu128', '12.8', 'v2.1', '580.159.04'."""
-    if text is None:
-        return None
-    t = str(text).strip().lstrip("vV")
-    if not t:
-        return None
-    try:
-        return Version(t)
-    except InvalidVersion:
-        m = re.match(r"\d+(\.\d+)*", t)
-        if not m:
-            return None
-        try:
-            return Version(m.group(0))
-        except InvalidVersion:  # pragma: no cover - the regex only keeps digits and dots
-            return None
-
-
-def minor_of(text: Any) -> tuple[int, int] | None:
-    v = parse_version(text)
-    if v is None:
-        return None
-    rel = v.release + (0,)
-    return rel[0], rel[1]
-
-
-def spec_contains(spec: str, version: Any) -> bool | None:
-    """Whether ``version`` satisfies a PEP 440 specifier (pre-releases included); None if unparsable."""
-    v = parse_version(version)
-    try:
-        s = SpecifierSet(spec)
-    except InvalidSpecifier:
-        return None
-    if v is None:
-        return None
-    return s.contains(v, prereleases=True)
-
-
-def local_tag(version: Any) -> str:
-    """'2.8.0+cu128' -> 'cu128'; '2.5.1+rocm6.2' -> 'rocm6.2'; '' when there is none."""
-    v = parse_version(version)
-    if v is not None and v.local:
-        return str(v.local)
-    m = re.search(r"\+([A-Za-z0-9.]+)$", str(version or ""))
-    return m.group(1).lower() if m else ""
+# -- versions: parsed in one place (gpuvet.model.versions), re-exported for the KB's callers ------------
 
 
 # -- torch releases ------------------------------------------------------------------------------------

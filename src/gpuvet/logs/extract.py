@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from gpuvet.model import Row, row
+from gpuvet.model.versions import channel_of, cuda_of_local, hip_of_local, variant_of
 
 # name -> regex (Python); a hint is set when any line matches.
 HINTS: dict[str, str] = {
@@ -148,7 +149,7 @@ def facts_in(text: str, lineno: int) -> list[Row]:
         built, cuda, have = m.groups()
         variant = "cpu" if "+cpu" in have else ("rocm" if "rocm" in have else "cuda")
         out.append(row("framework_builds", src, name="torch", version=have, variant=variant,
-                       channel=_channel(have)))
+                       channel=channel_of(have)))
         out.append(row("packages", src, name="xformers", version="",
                        requires=[f"torch=={built}"]))
     m = TORCH_OLD_DRIVER_RE.search(text)
@@ -182,26 +183,13 @@ def facts_in(text: str, lineno: int) -> list[Row]:
     m = TORCH_LINE_RE.search(text.strip())
     if m:
         v = m.group(1)
-        local = v.partition("+")[2]
-        variant = "cpu" if local == "cpu" else "rocm" if local.startswith("rocm") else "cuda" if local.startswith("cu") else ""
-        cuda = f"{local[2:-1]}.{local[-1]}" if variant == "cuda" and local[2:].isdigit() and len(local) >= 4 else ""
-        hip = local[4:] if variant == "rocm" else ""
-        out.append(row("framework_builds", src, name="torch", version=v, variant=variant, cuda=cuda, hip=hip,
-                       channel=_channel(v)))
+        out.append(row("framework_builds", src, name="torch", version=v, variant=variant_of(v, default=""),
+                       cuda=cuda_of_local(v), hip=hip_of_local(v), channel=channel_of(v)))
     if "TensileLibrary" in text:
         m = ROCBLAS_ARCH_RE.search(text)
         if m:
             out.append(row("gpu_devices", src, vendor="amd", arch=m.group(1)))
     return out
-
-
-def _channel(version: str) -> str:
-    v = version.lower()
-    if ".dev" in v or "dev20" in v:
-        return "nightly"
-    if re.search(r"[0-9](a|b|rc)[0-9]", v):
-        return "prerelease"
-    return "stable"
 
 
 def hint_names(hints: Iterable[Hint]) -> set[str]:

@@ -13,7 +13,7 @@ from typing import Callable, Iterable, Sequence
 
 from gpuvet.model import Facts, ProbeError, Row
 
-from .system import System
+from .system import InterpreterError, System
 
 
 class ProbeFailed(Exception):
@@ -44,6 +44,8 @@ def run_probes(system: System, probes: Sequence[Probe], deadline: float = 4.0) -
             out: object = rows
         except ProbeFailed as exc:
             out = ProbeError(p.name, tuple(exc.tables or p.tables), str(exc), exc.kind)
+        except InterpreterError as exc:  # --python hung or crashed: what needs it is unknown, not empty
+            out = ProbeError(p.name, p.tables, str(exc), exc.kind)
         except Exception as exc:  # a probe bug must not sink the report
             out = ProbeError(p.name, p.tables, f"{type(exc).__name__}: {exc}", "error")
         with lock:

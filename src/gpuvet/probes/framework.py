@@ -25,6 +25,7 @@ import sys
 from typing import Iterable, Sequence
 
 from gpuvet.model import Row, row
+from gpuvet.model.versions import channel_of, normalise_name, variant_of
 
 from . import elf, loader
 from .base import Probe
@@ -65,46 +66,6 @@ def _version_py_values(text: str) -> dict[str, object]:
     return out
 
 
-def channel_of(version: str) -> str:
-    """stable | nightly | prerelease | source, from a framework version string."""
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        v = Version(version)
-    except InvalidVersion:
-        return "source"
-    local = v.local or ""
-    if v.dev is not None and re.match(r"^20\d{6}$", str(v.dev)):
-        return "nightly"
-    if v.dev is not None:
-        return "source"
-    if v.pre is not None:
-        # NGC / ROCm container builds: '2.6.0a0+ecf3bae40a.nv25.01', '2.4.0a0+git1c6f2c1': a source
-        # build from a commit, not a published pre-release.
-        if v.pre == ("a", 0) and local and (local.startswith("git") or re.match(r"^[0-9a-f]{7,}", local)
-                                             or ".nv" in f".{local}"):
-            return "source"
-        return "prerelease"
-    return "stable"
-
-
-def variant_of(version: str, cuda: str | None = None, hip: str | None = None, xpu: str | None = None) -> str:
-    if hip:
-        return "rocm"
-    if cuda:
-        return "cuda"
-    if xpu:
-        return "xpu"
-    local = version.split("+", 1)[1].lower() if "+" in version else ""
-    if local.startswith("rocm"):
-        return "rocm"
-    if local.startswith("cu"):
-        return "cuda"
-    if local.startswith("xpu"):
-        return "xpu"
-    return "cpu"
-
-
 def parse_torch_version_py(text: str, source: str, path: str = "") -> list[Row]:
     """torch/version.py (or its pasted text) -> one framework_builds row (targets not yet known)."""
     vals = _version_py_values(text)
@@ -124,8 +85,7 @@ def parse_torch_version_py(text: str, source: str, path: str = "") -> list[Row]:
 _DIST_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+?)\.(?:dist-info|egg-info)$")
 
 
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+_norm = normalise_name  # PEP 503, as everywhere
 
 
 def site_dirs(paths: Sequence[str] | None = None) -> list[str]:

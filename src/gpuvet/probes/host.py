@@ -11,6 +11,7 @@ from typing import Iterable
 
 from gpuvet.model import Row, row
 from gpuvet.model.redact import redact_env
+from gpuvet.model.versions import normalise_name
 
 from .base import Probe
 from .system import System
@@ -122,8 +123,6 @@ REQUIRES_FOR = re.compile(
     r"torch-scatter|torch-sparse|torch-geometric|transformer-engine.*|nvidia-.*)$")
 
 
-def normalise_name(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _requires(system: System, path: str) -> list[str]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from gpuvet.model import Row, row
+from gpuvet.model.versions import normalise_name
 
 from . import elf
 from .system import System
@@ -230,7 +231,7 @@ class PipIndex:
                 m = re.match(r"^((?:nvidia|rocm|hip|amd)[A-Za-z0-9_.]*?)-([^-]+)\.dist-info$", entry, re.I)
                 if not m:
                     continue
-                name = re.sub(r"[-_.]+", "-", m.group(1)).lower()
+                name = normalise_name(m.group(1))
                 rec = self.system.read_text(f"{site}/{entry}/RECORD", limit=512 * 1024) or ""
                 for line in rec.splitlines():
                     rel = line.split(",", 1)[0]

@@ -12,6 +12,7 @@ import re
 from typing import Callable, Iterable
 
 from gpuvet.model import Facts, ProbeError, Row, row
+from gpuvet.model.versions import channel_of, normalise_name, variant_of
 
 from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo
 from .mentions import _ANY as _MENTIONS, parse_mentions  # noqa: F401  (dispatched by name below)
@@ -56,31 +57,6 @@ def _na(v: str | None) -> bool:
     return v is None or v.strip().lower() in NA
 
 
-def _channel(version: str) -> str:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        v = Version(version)
-    except InvalidVersion:
-        return "stable"
-    if v.is_devrelease or ".dev" in version:
-        return "nightly"
-    if v.is_prerelease:
-        return "prerelease"
-    return "stable"
-
-
-def _variant(version: str, cuda: str, hip: str) -> str:
-    local = version.partition("+")[2]
-    if hip or local.startswith("rocm"):
-        return "rocm"
-    if cuda or local.startswith("cu"):
-        return "cuda"
-    if local.startswith("xpu"):
-        return "xpu"
-    return "cpu"
-
-
 _GPU_LINE = re.compile(r"^(?:GPU\s*(?P<idx>\d+)\s*:\s*)?(?P<name>.+?)\s*$")
 _PIP_LINE = re.compile(r"^\[(?P<tool>pip3?|conda)\]\s+(?P<rest>.+)$")
 
@@ -96,8 +72,8 @@ def parse_collect_env(text: str, source: str) -> list[Row]:
         cuda = "" if _na(f.get("CUDA used to build PyTorch")) else f["CUDA used to build PyTorch"]
         hip = "" if _na(f.get("ROCM used to build PyTorch")) else f["ROCM used to build PyTorch"]
         out.append(row("framework_builds", src, name="torch", version=version, cuda=cuda, hip=hip,
-                       debug=f.get("Is debug build", "").lower() == "true", channel=_channel(version),
-                       variant=_variant(version, cuda, hip), targets=[], targets_source=""))
+                       debug=f.get("Is debug build", "").lower() == "true", channel=channel_of(version),
+                       variant=variant_of(version, cuda, hip), targets=[], targets_source=""))
         if hip and not _na(f.get("MIOpen runtime version")):
             out.append(row("libraries", src, name="miopen", version=f["MIOpen runtime version"],
                            origin="framework-build", path=""))
@@ -211,12 +187,12 @@ def parse_relevant_libraries(text: str, source: str) -> list[Row]:
         if m.group("tool").startswith("pip"):
             name, sep, ver = rest.partition("==")
             if sep:
-                out.append(row("packages", source, name=host.normalise_name(name.strip()), version=ver.strip(),
+                out.append(row("packages", source, name=normalise_name(name.strip()), version=ver.strip(),
                                location="pip", requires=[]))
         else:
             parts = rest.split()
             if len(parts) >= 2 and re.match(r"\d", parts[1]):
-                out.append(row("packages", source, name=host.normalise_name(parts[0]), version=parts[1],
+                out.append(row("packages", source, name=normalise_name(parts[0]), version=parts[1],
                                location="conda", requires=[]))
     return out
 
@@ -242,17 +218,17 @@ def parse_pip(text: str, source: str) -> list[Row]:
                 continue
             m = _PIPLIST_ROW.match(s)
             if m:
-                out.append(row("packages", src, name=host.normalise_name(m.group("name")), version=m.group("ver"),
+                out.append(row("packages", src, name=normalise_name(m.group("name")), version=m.group("ver"),
                                location="pip", requires=[]))
                 continue
             in_list = False
         m = _FREEZE.match(s)
         if m:
-            out.append(row("packages", src, name=host.normalise_name(m.group("name")), version=m.group("ver"),
+            out.append(row("packages", src, name=normalise_name(m.group("name")), version=m.group("ver"),
                            location="pip", requires=[]))
             continue
         if s.startswith("Name: ") and i + 1 < len(lines) and lines[i + 1].strip().startswith("Version: "):
-            out.append(row("packages", src, name=host.normalise_name(s[6:].strip()),
+            out.append(row("packages", src, name=normalise_name(s[6:].strip()),
                            version=lines[i + 1].strip()[9:].strip(), location="pip", requires=[]))
     return out
 
@@ -293,9 +269,28 @@ def parse_misc(text: str, source: str) -> list[Row]:
             out.append(row("runtimes", f"{source} (file name {m.group('f')})", vendor="amd", name="hip-runtime",
                            version=m.group("v"), path=m.group("f"), origin="pasted"))
     for m in _DISTDIR.finditer(text):
-        out.append(row("packages", f"{source} (dist-info)", name=host.normalise_name(m.group("n")),
+        out.append(row("packages", f"{source} (dist-info)", name=normalise_name(m.group("n")),
                        version=m.group("v"), location="dist-info listing", requires=[]))
     return out
+
+
+_ENV_LINE = re.compile(r"^(?:declare -x |export )?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+
+
+def parse_env_dump(text: str, source: str) -> list[Row]:
+    """``env`` / ``printenv`` / ``export -p`` output: the variables that steer the GPU stack (secrets
+    redacted by the same redactor as the live probe).  Only a block where most lines are NAME=value."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    hits = [m for m in (_ENV_LINE.match(ln.strip()) for ln in lines) if m]
+    if len(hits) < 3 or len(hits) < 0.5 * len(lines):
+        return []
+    pairs = []
+    for m in hits:
+        val = m.group(2)
+        if len(val) >= 2 and val[0] == val[-1] and val[0] in "\"'":
+            val = val[1:-1]
+        pairs.append((m.group(1), val))
+    return host.parse_environ(pairs, f"{source} (env)")
 
 
 # -- dispatch --------------------------------------------------------------------------------------
@@ -318,6 +313,8 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
     (re.compile(r"Cuda compilation tools, release"), nvidia, "parse_nvcc"),
     (re.compile(r"^__version__ = ['\"]", re.M), framework, "parse_torch_version_py"),
     (re.compile(r"^PRETTY_NAME=|^Linux \S+ \d+\.\d+|^ls: cannot access '/dev/|^[cd][rwx-]{9}.*?/dev/|\blib(amdhip64|cudnn|cudart|cublas|nccl|rccl|MIOpen|rocblas|hipblaslt)\.so\.\d+\.\d|\.dist-info/?$", re.M), None, "parse_misc"),
+    (re.compile(r"^(?:declare -x |export )?(?:PATH|HOME|SHELL|USER|HOSTNAME|LD_LIBRARY_PATH|CUDA_HOME|ROCM_PATH)=", re.M),
+     None, "parse_env_dump"),
     (_MENTIONS, None, "parse_mentions"),
     (re.compile(r"^Package\s+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
 ]

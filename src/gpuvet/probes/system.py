@@ -18,6 +18,16 @@ from typing import Mapping, Sequence
 
 DEFAULT_TIMEOUT = 3.0
 MAX_READ = 4 * 1024 * 1024
+PYTHON_TIMEOUT = 2.5  # asking another interpreter for its sys.path: below check's 3 s deadline
+
+
+class InterpreterError(Exception):
+    """The interpreter examined (``--python`` / ``GPUVET_PYTHON``) did not answer: it hung, crashed, or
+    printed no ``sys.path``.  ``run_probes`` turns it into an error row of every probe that needed it."""
+
+    def __init__(self, message: str, kind: str = "error"):
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -69,31 +79,57 @@ class System:
         self.root = root
         self.python = python  # another interpreter whose environment to examine (--python)
         self._paths: list[str] | None = None
+        self._paths_error: InterpreterError | None = None
         self._runs: dict[tuple, "_Pending"] = {}
         self._runs_lock = threading.Lock()
 
     # -- the Python environment examined ---------------------------------------------------------
     def python_paths(self) -> list[str]:
         """sys.path of the interpreter whose packages are examined: this one, or ``python`` (asked
-        once, without importing anything but sys)."""
+        once, without importing anything but sys).  Raises InterpreterError when ``python`` hangs,
+        crashes or does not print a sys.path (every caller gets the same error)."""
+        if self._paths_error is not None:
+            raise self._paths_error
         if self._paths is None:
             paths: list[str] = []
             if self.python:
                 res = self.run([self.python, "-S", "-c",
-                                "import sys, site, json; site.main(); print(json.dumps(sys.path))"], timeout=5)
-                if res.ok:
-                    import json
+                                "import sys, site, json; site.main(); print(json.dumps(sys.path))"],
+                               timeout=PYTHON_TIMEOUT)
+                if not res.ok:
+                    self._paths_error = InterpreterError(f"interpreter {self.python}: {res.describe()}",
+                                                         "timeout" if res.error == "timeout" else "error")
+                    raise self._paths_error
+                import json
 
-                    try:
-                        paths = [p for p in json.loads(res.stdout) if isinstance(p, str)]
-                    except ValueError:
-                        paths = []
+                try:
+                    paths = [p for p in json.loads(res.stdout) if isinstance(p, str)]
+                except ValueError:
+                    self._paths_error = InterpreterError(
+                        f"interpreter {self.python} did not print its sys.path (is it Python?)")
+                    raise self._paths_error from None
             else:
                 import sys
 
                 paths = list(sys.path)
             self._paths = [p for p in dict.fromkeys(paths) if p and self.is_dir(p)]
         return self._paths
+
+    def interpreter_problem(self, path: str) -> str | None:
+        """Why ``path`` cannot be a Python interpreter, in a few words, or None when it may be one: it
+        must exist, be a file, be executable, and be a program (ELF) or a script (``#!``).  Whether it
+        answers like Python is only known when it runs (``python_paths``)."""
+        st = self.stat(path)
+        if st is None:
+            return "no such file"
+        if st.is_dir:
+            return "is a directory, not a Python interpreter"
+        if not self.access(path, os.X_OK):
+            return "not executable (not a Python interpreter)"
+        head = self.read_bytes(path, 0, 4) or b""
+        if not (head.startswith(b"\x7fELF") or head.startswith(b"#!")):
+            return "not a Python interpreter (neither a program nor a #! script)"
+        return None
 
     def python_version(self) -> str:
         if self.python:

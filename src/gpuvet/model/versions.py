@@ -1,0 +1,182 @@
+"""The one place versions, release channels, build variants and package names are parsed (on ``packaging``).
+
+Every probe, parser, check and KB query reads versions through these functions, so the same text gives the
+same answer whether it was probed live, pasted, or found in a log: an NGC build
+``2.6.0a0+ecf3bae40a.nv25.01`` is a ``source`` build everywhere, never a ``prerelease`` in one path only.
+Versions are ``packaging.version.Version`` objects (or the vendor's own format parsed once in its probe:
+``probes.hip.hip_version``, ``probes.dpkg.upstream_version``); they are never compared as strings.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+__all__ = ["Version", "parse_version", "pep440", "find_version", "major_minor", "minor_of", "release", "same_release",
+           "spec_contains", "local_tag", "channel_of", "variant_of", "cuda_of_local", "hip_of_local",
+           "normalise_name", "CHANNELS", "VARIANTS"]
+
+CHANNELS = ("stable", "nightly", "prerelease", "source")  # framework_builds.channel
+VARIANTS = ("cuda", "rocm", "xpu", "cpu")  # framework_builds.variant ('' when the text does not say)
+
+_LEADING = re.compile(r"\d+(\.\d+)*")
+_ANYWHERE = re.compile(r"(\d+(?:\.\d+)*)")
+_MM = re.compile(r"(\d+)\.(\d+)")
+_RELEASE = re.compile(r"\s*v?(\d+(?:\.\d+)*)")
+_NIGHTLY_DEV = re.compile(r"^20\d{6}$")  # torch nightlies: 2.6.0.dev20241112
+_COMMIT = re.compile(r"^[0-9a-f]{7,}")
+
+
+def parse_version(text: Any) -> Version | None:
+    """A PEP 440 version, or None.  Accepts '2.8.0+cu128', '12.8', 'v2.1', '580.159.04'; a string that is
+    not PEP 440 gives the version its leading number states ('6.1.40092-038397aaa' -> 6.1.40092)."""
+    if text is None:
+        return None
+    if isinstance(text, Version):
+        return text
+    t = str(text).strip().lstrip("vV")
+    if not t:
+        return None
+    try:
+        return Version(t)
+    except InvalidVersion:
+        m = _LEADING.match(t)
+        return Version(m.group(0)) if m else None
+
+
+def pep440(text: Any) -> Version | None:
+    """``text`` as a PEP 440 version exactly ('1.0-custom' is None); see parse_version for the lenient form."""
+    try:
+        return Version(str(text).strip())
+    except InvalidVersion:
+        return None
+
+
+def find_version(text: Any) -> Version | None:
+    """The first number anywhere in ``text`` ('NVIDIA driver 580.159.04' -> 580.159.4); None without one."""
+    m = _ANYWHERE.search(str(text or ""))
+    return Version(m.group(1)) if m else None
+
+
+def major_minor(text: Any) -> tuple[int, int] | None:
+    """(major, minor) of the first 'X.Y' in the text: '13.0', '12.4.1', '5.7.31921-d1770ee1b', '6.2.x'."""
+    if text is None:
+        return None
+    m = _MM.search(str(text))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def minor_of(text: Any) -> tuple[int, int] | None:
+    """(major, minor) of a parsed version ('12' -> (12, 0)); None when ``text`` is not a version."""
+    v = parse_version(text)
+    if v is None:
+        return None
+    rel = v.release + (0,)
+    return rel[0], rel[1]
+
+
+def release(text: Any, n: int = 3) -> tuple[int, ...] | None:
+    """The first ``n`` numbers of a leading release ('v12.4.1.2' -> (12, 4, 1)); None without one."""
+    m = _RELEASE.match(str(text or ""))
+    if not m:
+        return None
+    return tuple(int(x) for x in m.group(1).split(".")[:n])
+
+
+def same_release(a: Any, b: Any, depth: int = 3) -> bool:
+    """Whether two versions agree on the numbers both state (up to ``depth``); True when either is unknown
+    (an unknown version never counts as a difference)."""
+    x, y = release(a, depth + 1), release(b, depth + 1)
+    if x is None or y is None:
+        return True
+    k = min(len(x), len(y), depth)
+    return x[:k] == y[:k]
+
+
+def spec_contains(spec: str, version: Any) -> bool | None:
+    """Whether ``version`` satisfies a PEP 440 specifier (pre-releases included); None if unparsable."""
+    v = parse_version(version)
+    try:
+        s = SpecifierSet(spec)
+    except InvalidSpecifier:
+        return None
+    if v is None:
+        return None
+    return s.contains(v, prereleases=True)
+
+
+def local_tag(version: Any) -> str:
+    """'2.8.0+cu128' -> 'cu128'; '2.5.1+rocm6.2' -> 'rocm6.2'; '' when there is none."""
+    v = parse_version(version)
+    if v is not None and v.local:
+        return str(v.local)
+    m = re.search(r"\+([A-Za-z0-9.]+)$", str(version or ""))
+    return m.group(1).lower() if m else ""
+
+
+def channel_of(version: Any) -> str:
+    """stable | nightly | prerelease | source, from a framework version string.
+
+    A dated ``.devYYYYMMDD`` is a nightly; another ``.dev`` or an ``a0`` with a commit / NGC local label
+    ('2.6.0a0+ecf3bae40a.nv25.01', '2.4.0a0+git1c6f2c1') is a build from source, not a published
+    pre-release; other a/b/rc versions are pre-releases; text that is not a version is ``source``."""
+    try:
+        v = Version(str(version).strip())
+    except InvalidVersion:
+        return "source"
+    local = v.local or ""
+    if v.dev is not None and _NIGHTLY_DEV.match(str(v.dev)):
+        return "nightly"
+    if v.dev is not None:
+        return "source"
+    if v.pre is not None:
+        if v.pre == ("a", 0) and local and (local.startswith("git") or _COMMIT.match(local) or ".nv" in f".{local}"):
+            return "source"
+        return "prerelease"
+    return "stable"
+
+
+def variant_of(version: Any, cuda: str | None = None, hip: str | None = None, xpu: str | None = None,
+               default: str = "cpu") -> str:
+    """cuda | rocm | xpu | cpu: the GPU runtime a framework build targets, from the runtime versions it
+    reports or its local label ('+cu128', '+rocm6.2', '+xpu', '+cpu').  ``default`` for a version without
+    a label: 'cpu' where the build itself was read (its version.py says no GPU runtime), '' where the text
+    only names the version (a log line)."""
+    if hip:
+        return "rocm"
+    if cuda:
+        return "cuda"
+    if xpu:
+        return "xpu"
+    local = str(version or "").partition("+")[2].lower()
+    if local.startswith("rocm"):
+        return "rocm"
+    if local.startswith("cu"):
+        return "cuda"
+    if local.startswith("xpu"):
+        return "xpu"
+    if local == "cpu":
+        return "cpu"
+    return default
+
+
+def cuda_of_local(version: Any) -> str:
+    """The CUDA release a '+cuXYZ' label names ('2.8.0+cu128' -> '12.8', '+cu118' -> '11.8'); '' otherwise."""
+    local = str(version or "").partition("+")[2].lower()
+    if local.startswith("cu") and local[2:].isdigit() and len(local) >= 4:
+        return f"{local[2:-1]}.{local[-1]}"
+    return ""
+
+
+def hip_of_local(version: Any) -> str:
+    """The ROCm release a '+rocmX.Y' label names ('2.5.1+rocm6.2' -> '6.2'); '' otherwise."""
+    local = str(version or "").partition("+")[2].lower()
+    return local[4:] if local.startswith("rocm") else ""
+
+
+def normalise_name(name: str) -> str:
+    """A distribution's name as PEP 503 normalises it ('PyTorch_Triton.ROCm' -> 'pytorch-triton-rocm')."""
+    return str(canonicalize_name(name.strip()))

@@ -1,0 +1,93 @@
+"""Format gate for the new incident set (bench/incidents-new: real bug threads that are in neither the dev set nor
+bench/incidents-heldout, split by thread URL into a tuning half and a frozen half).  Data only: nothing here runs
+gpuvet, so the frozen half stays unscored."""
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT
+from gpuvet.logs.signatures import CAUSES
+
+NEW = ROOT / "bench" / "incidents-new"
+HALVES = ("tuning", "frozen")
+CASES = sorted(p for h in HALVES for p in (NEW / h).glob("*.yaml"))
+# the taxonomy of ../shared/benchmarks/incidents/CASE_FORMAT.md
+TAXONOMY = ("gpu-arch-unsupported", "driver-too-old", "runtime-mismatch", "cpu-only-build", "wrong-vendor-build",
+            "device-access", "companion-mismatch", "extension-abi", "prerelease-regression",
+            "math-library-unsupported", "kernel-cache-db", "memory-allocator", "collective-comm", "toolchain",
+            "hardware-fault", "other", "none")
+COMPONENTS = ("driver", "runtime", "framework-build", "companion-package", "extension", "system-library",
+              "config-env", "container", "hardware", "user-code")
+KEYS = {"id", "source", "platform", "gpu", "inputs", "label", "confidence"}
+LABEL_KEYS = {"cause", "component", "detail", "fix", "evidence_in_inputs"}
+
+
+def _load(p: Path) -> dict:
+    return yaml.safe_load(p.read_text(encoding="utf-8"))
+
+
+def _sources(d: Path) -> set[str]:
+    return {_load(p)["source"].rstrip("/") for p in d.glob("*.yaml")} if d.is_dir() else set()
+
+
+def half_of(source: str) -> str:  # the split rule of bench/incidents-new/README.md
+    return "tuning" if hashlib.sha256(source.encode("utf-8")).digest()[0] % 2 == 0 else "frozen"
+
+
+def test_taxonomy_is_the_case_format_one():
+    assert set(TAXONOMY) == set(CAUSES) | {"none"}
+
+
+def test_enough_cases_both_halves_and_rocm_share():
+    assert len(CASES) >= 40
+    per_half = {h: len(list((NEW / h).glob("*.yaml"))) for h in HALVES}
+    assert min(per_half.values()) >= 0.35 * len(CASES), per_half
+    rocm = sum(_load(p)["platform"] == "rocm" for p in CASES)
+    assert rocm >= 0.4 * len(CASES), (rocm, len(CASES))
+    assert any(_load(p)["label"]["cause"] == "none" for p in CASES)
+
+
+@pytest.mark.parametrize("half", HALVES)
+def test_ids_numbered_per_half(half):
+    ids = sorted(p.stem for p in (NEW / half).glob("*.yaml"))
+    assert ids == [f"new-{half[0]}{i:04d}" for i in range(1, len(ids) + 1)]
+
+
+def test_cases_well_formed():
+    for p in CASES:
+        c = _load(p)
+        assert set(c) - {"gpu"} <= KEYS and KEYS - {"gpu"} <= set(c), p.name
+        assert c["id"] == p.stem, p.name
+        assert c["platform"] in ("rocm", "cuda"), p.name
+        assert c["confidence"] in ("confirmed", "likely"), p.name
+        lab = c["label"]
+        assert set(lab) == LABEL_KEYS, p.name
+        assert lab["cause"] in TAXONOMY, (p.name, lab["cause"])
+        assert lab["component"] in COMPONENTS, (p.name, lab["component"])
+        assert all(isinstance(lab[k], str) and len(lab[k].strip()) >= 10 for k in ("detail", "fix")), p.name
+        assert set(c["inputs"]) <= {"log", "env"} and c["inputs"].get("log"), p.name
+        assert 1 <= len(c["inputs"]["log"].strip().splitlines()) <= 60, p.name
+        assert re.fullmatch(r"https://[\w.-]+/\S+", c["source"]), p.name
+
+
+def test_split_by_thread_url():
+    for p in CASES:
+        assert p.parent.name == half_of(_load(p)["source"]), p.name
+
+
+def test_sources_unique_and_new():
+    seen: dict[str, str] = {}
+    for p in CASES:
+        src = _load(p)["source"].rstrip("/")
+        assert "#" not in src, p.name
+        assert src not in seen, (p.name, seen.get(src))
+        seen[src] = p.name
+    old = _sources(ROOT / "bench" / "incidents-heldout") | _sources(ROOT.parent / "shared" / "benchmarks"
+                                                                      / "incidents" / "dev")
+    assert len(old) >= 100 or not (ROOT.parent / "shared").is_dir()
+    assert not set(seen) & old, sorted(set(seen) & old)
