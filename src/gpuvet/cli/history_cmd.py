@@ -120,3 +120,38 @@ def rollback(ctx, to, current, into, python, index_map, find_links, installer, v
 
 
 _ = json
+
+
+@click.command()
+@click.option("--since", metavar="SNAP", default="good", show_default=True,
+              help="Show the changes since this snapshot (id, label, file, good, latest).")
+@click.option("--format", "-f", "fmt", type=click.Choice(["markdown", "html"]), default=None,
+              help="Default: from the -o file's extension, else markdown.")
+@click.option("--output", "-o", "output", type=click.Path(dir_okay=False), default=None, help="Write the report here.")
+@click.option("--bundle", "bundle", type=click.Path(dir_okay=False), default=None, metavar="FILE.tar.gz",
+              help="Also write a redacted archive for a bug report: raw probe outputs, the snapshot, the findings, "
+                   "and ready-to-paste text for the PyTorch and ROCm issue templates.")
+@click.option("--python", "python", metavar="PATH", default=None, help="Report on this interpreter's environment.")
+@db_option
+@click.pass_context
+def report(ctx, since, fmt, output, bundle, python, db) -> int:
+    """A version report of this stack: the stack, its findings, and the changes since the good snapshot."""
+    from gpuvet.app.report import ReportOptions, run, write_bundle
+    from gpuvet.model.redact import redact_text
+    from gpuvet.render.version_report import render_report_html, render_report_markdown
+
+    env = env_of(ctx)
+    rep, now, raw = run(ReportOptions(since=since, db=db, python=python, record=bool(bundle)), env)
+    fmt = fmt or ("html" if output and output.lower().endswith((".html", ".htm")) else "markdown")
+    text = render_report_html(rep) if fmt == "html" else render_report_markdown(rep)
+    if output:
+        write_atomic(output, text)
+    elif not bundle:
+        env.stdout.write(redact_text(text))
+    if bundle:
+        members = write_bundle(bundle, rep, now, raw)
+        env.stdout.write(f"wrote {bundle} ({len(members)} files, redacted): attach it, and paste "
+                         "issue-pytorch.md or issue-rocm.md into the issue form\n")
+    elif output:
+        env.stdout.write(f"wrote {output}\n")
+    return 0

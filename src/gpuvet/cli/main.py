@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "history": ("gpuvet.cli.snapshot_cmd", "history", "List the snapshots in the history store."),
     "mark-good": ("gpuvet.cli.snapshot_cmd", "mark_good", "Pin a snapshot as the good one to return to."),
     "diff": ("gpuvet.cli.history_cmd", "diff", "What changed between two snapshots (or since the good one), most dangerous first."),
+    "report": ("gpuvet.cli.history_cmd", "report", "Version report (Markdown/HTML) of this stack; --bundle for a bug report."),
     "rollback": ("gpuvet.cli.history_cmd", "rollback", "Plan (or build into a new venv) the way back to an earlier snapshot."),
 }
 
