@@ -78,7 +78,9 @@ def test_pkg100_fires_on_triton_of_another_release():
     found = run(companion_built_for_other_torch, f)
     assert [x.outcome for x in found] == [Outcome.FAILED]
     assert "triton 2.3.0" in found[0].title and "2.2.0" in found[0].title
-    assert "--index-url https://download.pytorch.org/whl/cu121" in found[0].fixes[0].command
+    # the fix does what it says: it installs triton 2.2.0 and nothing else (never torch, torchvision)
+    assert found[0].fixes[0].command == "pip install triton==2.2.0"
+    assert "triton 2.2.0" in found[0].fixes[0].text
 
 
 def test_pkg100_fires_on_torchvision_requires_dist():

@@ -60,3 +60,23 @@ def kb_info(env: Any = None) -> Report:
 
     k = kbmod.load()
     return Report(command="kb-info", extra={"version": k.version, "date": k.date, "tables": q.coverage(k)})
+
+
+def all_codes(with_signatures: bool = True) -> list[str]:
+    """Every rule code a finding can carry: the checks', the history diff's and (when asked, as it
+    loads the KB) the log signatures'.  --select/--ignore/--ack are validated against these."""
+    from gpuvet.checks.registry import all_checks
+
+    codes = [c.code for c in all_checks()]
+    try:
+        from gpuvet.history.diff import CATEGORIES
+
+        codes += [c[1] for c in CATEGORIES]
+    except Exception:  # the history layer is optional for the codes of a check  # noqa: BLE001
+        pass
+    from gpuvet.validate.findings import VAL_CODES  # validate / bench / scan findings
+
+    codes += list(VAL_CODES)
+    if with_signatures:
+        codes += [sig_id(s) for s in signatures()]
+    return sorted(set(codes))

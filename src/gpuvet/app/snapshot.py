@@ -104,7 +104,7 @@ def take(opts: SnapshotOptions, env: Environment) -> Taken:
         def _open() -> None:
             try:
                 store = open_db(opts.db, env)
-                store.engine  # noqa: B018 - connect and migrate now
+                store.prepare()  # connect (and create / migrate) now
                 opened["store"] = store
             except Exception as exc:  # noqa: BLE001 - re-raised below, in the caller's thread
                 opened["error"] = exc
@@ -124,7 +124,7 @@ def take(opts: SnapshotOptions, env: Environment) -> Taken:
         "id": str(uuid.uuid4()), "created_at": utcnow(), "label": opts.label, "gpuvet_version": __version__,
         "kb": report.meta.get("kb"),
         "host": extra.get("host", {"hostname": ""}),
-        "python": {"executable": opts.python or env.environ.get("GPUVET_PYTHON") or sys.executable,
+        "python": {"executable": os.path.abspath(opts.python or env.environ.get("GPUVET_PYTHON") or sys.executable),
                    "version": py_version, "marker_env": _marker_env(py_version)},
         "facts": facts.to_dict() if facts is not None else {},
         "probe_errors": [e.to_dict() for e in (facts.errors if facts is not None else [])] + extra.get("errors", []),

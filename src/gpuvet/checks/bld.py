@@ -12,6 +12,7 @@ from gpuvet.model.versions import release, same_release
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
 from .common import _install_cmd, _packages, _torch, _variant
+from .common import _lib_title, _vnums, _same_lib_version, _env_row, _selected_libs, _fmt_lib, _fixes_for, _pins  # noqa: F401
 from .gpu import gpu_arch
 
 GPU_VARIANTS = ("cuda", "rocm")
@@ -215,7 +216,7 @@ def _judge_amd(b: Row, arch: str, targets: list[str], gname: str, evidence: list
     if hint and hint[0] in bases and eff != hint[0]:
         fixes.append(fix(f"Or export HSA_OVERRIDE_GFX_VERSION={hint[1]} to run the build's {hint[0]} code on "
                          f"{arch} (not supported by AMD; may crash or compute wrongly)",
-                         command=f"export HSA_OVERRIDE_GFX_VERSION={hint[1]}", safe=True))
+                         command=f"export HSA_OVERRIDE_GFX_VERSION={hint[1]}", safe=False))
     yield Fail(f"{_build_label(b)} has no kernels for {gname}{note}: built for {', '.join(sorted(bases))}",
                why=("AMD code objects are specific to one gfx target: kernels fail with 'HIP error: invalid "
                     "device function' / 'no binary for gpu' unless the exact target is in the build."),
@@ -426,33 +427,32 @@ def gpu_library_loaded_twice(ctx: Context) -> Iterable:
                    why="Two copies of one GPU library in one process mix their state and versions.",
                    evidence=[ev(r, _describe(r) + f" requested by {r.get('requested_by') or '?'}") for r in rows],
                    fixes=[fix(f"Keep only the copy {first.get('requested_by') or 'the framework'} resolves to: "
-                              f"remove the other's directory from LD_LIBRARY_PATH", safe=True)])
+                              f"remove the other's directory from LD_LIBRARY_PATH", safe=False)])
 
 
-@check(code="BLD045", name="gpu-library-shadowed-copy", severity="warning",
+@check(code="BLD045", name="gpu-library-shadowed-copy", severity="info",
        tables=("libraries",), cause="runtime-mismatch", component="system-library")
 def gpu_library_shadowed_copy(ctx: Context) -> Iterable:
     """What it does:
-    For each GPU library the framework loads, looks for other copies of it on the loader's search
-    path (the ldconfig cache, LD_LIBRARY_PATH, default directories) with a *different version*, and
-    says which one wins: the framework's RPATH copy (pip nvidia-* wheels, libraries bundled in the
-    wheel) or the system one.
+    For each GPU library the framework loads, lists the other copies of it on the loader's search
+    path (the ldconfig cache, LD_LIBRARY_PATH, default directories) with a *different version* that
+    nothing in the process loads, and says which setting would make the loader take each one
+    (``LD_PRELOAD=<path>`` beats a DT_RPATH; ``LD_LIBRARY_PATH=<dir>`` beats RUNPATH, the cache and
+    the default directories).  Information: a copy nothing loads costs no score.
 
     Why is this bad?
-    Tools other than the framework see the other copy: ``python -m torch.utils.collect_env`` lists
-    what ldconfig knows, extensions built with the system toolkit link it, and a change of
-    LD_LIBRARY_PATH or of the import order can swap which copy loads.  Bug reports then name the
-    wrong version, and mixed copies cause version-mismatch errors ("cuDNN version incompatibility").
+    By itself it is not: the framework loads its own copy.  But tools that ask ldconfig (collect_env)
+    report the other one, extensions built with the system toolkit link it, and the setting named
+    swaps it in (BLD048 and BLD049 judge that case as an error).
 
     Example:
-    The H200: torch 2.11.0+cu130 loads pip cuDNN 9.19.0.56 from site-packages/nvidia/cudnn/lib, while
-    /usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0 (what collect_env reports) is shadowed: fires as a
-    warning naming both.  Only the pip copy present, or both the same version: passes.
+    The H200: torch 2.11.0+cu130 loads pip cuDNN 9.19.0.56 through DT_RPATH; the system
+    /lib/x86_64-linux-gnu/libcudnn.so.9 (9.14.0, what collect_env reports) is loaded only with
+    ``LD_PRELOAD``: reported as information.  Only the pip copy present: nothing to report.
 
     Fix:
-    Usually nothing needs to change in the framework: it loads the copy it was built with.  Quote
-    the loaded version in bug reports; remove or align the other copy if other software needs to
-    agree with it (``apt remove libcudnn9-cuda-13`` or install the same version).
+    Nothing for the framework; quote the loaded version in bug reports and keep the setting named
+    out of the job's environment.
 
     References:
     https://man7.org/linux/man-pages/man8/ld.so.8.html
@@ -463,38 +463,36 @@ def gpu_library_shadowed_copy(ctx: Context) -> Iterable:
     if not sel:
         yield Skip("no loader resolution of GPU libraries (no GPU framework build)")
         return
-    ldp = _build_env(ctx, "LD_LIBRARY_PATH")
-    ld_dirs = [d for d in (ldp.get("value") or "").split(":") if d] if ldp else []
+    wins: dict[str, str] = {}
+    for s in ctx.facts.table("shared_libraries"):
+        for path, how in zip(s.get("others") or [], s.get("would_win") or []):
+            wins.setdefault(path, how)
     for s in sel:
         others = [r for r in libs if r.get("name") == s.get("name") and r.get("selected") is False
                   and r.get("path") != s.get("path") and not same_release(r.get("version"), s.get("version"))]
         if not others:
             continue
         seen: set[str] = set()
-        olist = []
-        for o in others:
-            key = o.get("path") or o.source
-            if key not in seen:
-                seen.add(key)
-                olist.append(o)
-        pointed = [o for o in olist if any((o.get("path") or "").startswith(d.rstrip("/") + "/") for d in ld_dirs)]
-        where = "; ".join(f"{o.get('version') or '?'} at {o.get('path') or o.source} ({o.get('origin') or '?'})"
+        olist = [o for o in others if not (o.get("path") in seen or seen.add(o.get("path")))]
+        where = "; ".join(f"{o.get('version') or '?'} at {o.get('path')} ({o.get('origin') or '?'})"
+                          + (f", loaded only with {wins[o.get('path')]}" if o.get("path") in wins else "")
                           for o in olist)
         who = os.path.basename(s.get("requested_by") or "") or "the framework"
-        detail = ", ".join(x for x in (s.get("origin"), s.get("path")) if x)
-        title = (f"{_lib_label(s.get('name'))}: {who} loads "
-                 f"{s.get('version') or '?'}" + (f" ({detail})" if detail else "") + f"; shadowed: {where}")
-        why = ("The framework loads the first copy on its search path; other tools (collect_env, ldconfig, "
-               "extensions built against the system toolkit) report or link the shadowed copy.")
+        ldp = _env_row(ctx, "LD_LIBRARY_PATH")
+        ld_dirs = [d.rstrip("/") for d in (ldp.get("value") or "").split(":") if d] if ldp else []
+        pointed = [o for o in olist if os.path.dirname(o.get("path") or "") in ld_dirs]
+        why = ("Nothing in this process loads the other copy; tools that ask ldconfig (collect_env) report "
+               "it, and the setting named would make the loader take it.")
         if pointed:
-            why += " LD_LIBRARY_PATH points at the shadowed copy, so programs without the framework's RPATH load it."
-        evidence = [ev(s, "loaded: " + _describe(s)), *[ev(o, "shadowed: " + _describe(o)) for o in olist]]
-        if ldp is not None and pointed:
-            evidence.append(ev(ldp, f"LD_LIBRARY_PATH={ldp.get('value')}"))
-        yield Fail(title, why=why, evidence=evidence,
-                   fixes=[fix(f"Quote {_lib_label(s.get('name'))} {s.get('version')} (the loaded copy) in bug "
-                              f"reports; remove or align the other copy if other software must agree",
-                              safe=True)])
+            why += (" LD_LIBRARY_PATH points at it, so programs without the framework's RPATH (and libraries the "
+                    "framework's copy opens at run time) load it.")
+        yield Fail(f"{_lib_title(s.get('name'))}: {who} loads {s.get('version') or '?'} ({s.get('origin')}, "
+                   f"{s.get('path')}); not loaded: {where}",
+                   why=why,
+                   evidence=[ev(s, "loaded: " + _fmt_lib(s)), *[ev(o, "not loaded: " + _fmt_lib(o)) for o in olist]],
+                   fixes=[fix(f"Nothing to change; quote {_lib_title(s.get('name'))} {s.get('version')} (the loaded copy) "
+                              "in bug reports, and keep the setting named out of the job's environment", safe=True)],
+                   severity=Severity.INFO)
 
 
 # -- BLD046 / BLD047 ----------------------------------------------------------------------------------
@@ -918,4 +916,148 @@ def known_broken_combination(ctx: Context):
     yield Pass(f"no known broken combination for torch {version}")
 
 
-CHECKS = [gpu_arch_not_in_build, cpu_only_build_with_gpu, wrong_vendor_build, prerelease_framework, gpu_library_loaded_twice, gpu_library_shadowed_copy, framework_runtime_mismatch, framework_runtime_differs_from_system, gpu_target_missing_from_official_wheel, python_outside_build_range, known_broken_combination]
+
+# -- BLD048 / BLD049 ----------------------------------------------------------------------------------
+@check(code="BLD048", name="gpu-library-mixed-releases", severity="error",
+       tables=("libraries",), cause="runtime-mismatch", component="system-library")
+def gpu_library_mixed_releases(ctx: Context) -> Iterable:
+    """What it does:
+    Groups the GPU libraries the framework's process will load -- through DT_NEEDED and through the
+    libraries they open at run time with dlopen (cuDNN 9's ``libcudnn_graph``, ``libcudnn_engines_*``,
+    ``libcudnn_heuristic``, ``libcudnn_ops``/``cnn``/``adv``; cuBLAS and cuBLASLt) -- by release
+    family, and fires when the copies the loader picks belong to different releases.
+
+    Why is this bad?
+    The parts of one library release call each other's internal interfaces; two releases in one
+    process fail at the first call that crosses them ("CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
+    "cuDNN version incompatibility", "undefined symbol", a crash).  The usual cause: torch's DT_RPATH
+    finds the pip ``libcudnn.so.9``, whose DT_RUNPATH comes after ``LD_LIBRARY_PATH``, so with a
+    system directory first in ``LD_LIBRARY_PATH`` its sub-libraries come from the system release.
+
+    Example:
+    The H200 with ``LD_LIBRARY_PATH=/lib/x86_64-linux-gnu:...``: ``libcudnn.so.9`` 9.19.0.56 (pip) and
+    ``libcudnn_graph.so.9`` 9.14.0 (system): fires.  Every part from the pip 9.19.0.56 wheel: passes.
+
+    Fix:
+    Take the directory of the other release out of ``LD_LIBRARY_PATH`` (or stop preloading it), so
+    every part resolves to the release the framework ships with.
+
+    References:
+    https://man7.org/linux/man-pages/man8/ld.so.8.html
+    https://docs.nvidia.com/deeplearning/cudnn/latest/api/overview.html
+    """
+    sel = _selected_libs(ctx)
+    if not sel:
+        yield Skip("no loader resolution of GPU libraries (no GPU framework build, or pasted facts)")
+        return
+    fams: dict[str, list[Row]] = {}
+    for r in sel:
+        fams.setdefault(r.get("family") or r.get("name"), []).append(r)
+    checked = 0
+    for fam, rows in sorted(fams.items()):
+        vers = {}
+        for r in rows:
+            v = _vnums(r.get("version"), 2)
+            if v is not None:
+                vers.setdefault(v, []).append(r)
+        if len(rows) < 2:
+            continue
+        checked += 1
+        if len(vers) < 2:
+            continue
+        # the release the family's main library (the one the framework names) belongs to
+        main = next((r for r in rows if r.get("name") == fam), rows[0])
+        main_v = _vnums(main.get("version"), 2)
+        odd = [r for v, rs in vers.items() if v != main_v for r in rs]
+        parts = "; ".join(f"{'.'.join(map(str, v))}: " + ", ".join(os.path.basename(r.get("path")) for r in rs)
+                          for v, rs in sorted(vers.items()))
+        how = sorted({r.get("via") for r in odd if r.get("via")})
+        yield Fail(f"{_lib_title(fam)}: one process will load parts of {len(vers)} releases ({parts})"
+                   + (f"; the other release comes via {', '.join(how)}" if how else ""),
+                   why=("The parts of one release call each other's internals: cuDNN checks its sub-libraries' "
+                        "version and fails (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH), other libraries crash "
+                        "or miss symbols."),
+                   evidence=[ev(r, ("main: " if r is main else "") + _fmt_lib(r)
+                                + (f" (opened by {os.path.basename(r.get('requested_by') or '')})"
+                                   if r.get("requested_by") else "")) for r in [main] + odd][:10],
+                   fixes=_fixes_for(ctx, odd) or [fix(f"Remove or align the {_lib_title(fam)} copies at "
+                                                      f"{', '.join(sorted({os.path.dirname(r.get('path')) for r in odd}))}",
+                                                      safe=False)])
+    if checked:
+        yield Pass("the parts of each GPU library come from one release")
+
+
+@check(code="BLD049", name="gpu-library-older-than-build", severity="error",
+       tables=("framework_builds", "libraries", "packages"), cause="runtime-mismatch", component="system-library")
+def gpu_library_older_than_build(ctx: Context) -> Iterable:
+    """What it does:
+    Compares the version of each GPU library the framework will really load (after ``LD_PRELOAD``,
+    ``/etc/ld.so.preload``, RPATH, ``LD_LIBRARY_PATH``, RUNPATH and the ldconfig cache) with the
+    version the framework was built for: torch's ``Requires-Dist`` pin of its NVIDIA wheels
+    (``nvidia-cudnn-cu13==9.19.0.56``).  An older release is an error.
+
+    Why is this bad?
+    torch checks the cuDNN it finds at run time and refuses an older one ("cuDNN version
+    incompatibility: PyTorch was compiled against (9, 19, 0) but found runtime version (9, 14, 0)");
+    an older NCCL or cuBLAS lacks symbols or versions the build calls.  A preloaded library wins over
+    everything: torch's own RPATH copy is never loaded.
+
+    Example:
+    The H200 with ``LD_PRELOAD=/lib/x86_64-linux-gnu/libcudnn.so.9``: torch 2.11.0+cu130 (built for cuDNN
+    9.19.0.56) would load the system cuDNN 9.14.0: fires.  Without the preload it loads the pip 9.19.0.56:
+    passes.
+
+    Fix:
+    Remove the older copy from ``LD_PRELOAD`` / ``/etc/ld.so.preload`` / ``LD_LIBRARY_PATH`` so the
+    framework loads the release it ships with, or install that release system-wide.
+
+    References:
+    https://man7.org/linux/man-pages/man8/ld.so.8.html
+    https://github.com/pytorch/pytorch/blob/main/torch/backends/cudnn/__init__.py
+    """
+    builds = [b for b in ctx.facts.table("framework_builds") if b.get("name") == "torch" and b.get("variant") == "cuda"]
+    sel = _selected_libs(ctx)
+    if not builds or not sel:
+        yield Skip("no CUDA torch build with a loader resolution of its libraries")
+        return
+    for b in builds:
+        pins = _pins(ctx, b)
+        if not pins:
+            yield Skip(f"{b.get('name')} {b.get('version')} pins no NVIDIA library wheels")
+            continue
+        for fam, (want, req) in sorted(pins.items()):
+            mains = [r for r in sel if r.get("name") == fam]
+            if not mains:
+                continue
+            for r in mains:
+                have = _vnums(r.get("version"), 3)
+                need = _vnums(want, 3)
+                if have is None or need is None:
+                    continue
+                n = min(len(have), len(need), 2)
+                if have[:n] >= need[:n]:
+                    continue
+                via = r.get("via") or ""
+                how = {"preload": "LD_PRELOAD / /etc/ld.so.preload puts it in front of the framework's own copy",
+                       "ld_library_path": "LD_LIBRARY_PATH puts it first",
+                       "ldconfig": "the ldconfig cache provides it", "default": "a default directory provides it",
+                       }.get(via, f"via {via}" if via else "")
+                shadowed = [o for o in ctx.facts.table("libraries") if o.get("name") == fam and o.get("selected") is False
+                            and (_vnums(o.get("version"), 2) or ()) >= need[:2]]
+                fixes = _fixes_for(ctx, [r])
+                if not fixes:
+                    fixes = [fix(f"Install {req} (the release {b.get('name')} was built for) where the loader finds it "
+                                 f"first, or remove the older copy at {r.get('path')}", safe=False)]
+                yield Fail(f"{b.get('name')} {b.get('version')} is built for {_lib_title(fam)} {want} ({req}) but will load "
+                           f"{_lib_title(fam)} {r.get('version')} from {r.get('path')}" + (f": {how}" if how else ""),
+                           why=(f"An older {_lib_title(fam)} than the build's lacks what it calls; torch refuses an older "
+                                "cuDNN at its first use ('cuDNN version incompatibility')."),
+                           evidence=[ev(b, f"{b.get('name')} {b.get('version')} requires {req}"),
+                                     ev(r, "loaded: " + _fmt_lib(r)),
+                                     *[ev(o, "not loaded: " + _fmt_lib(o)) for o in shadowed[:2]]],
+                           fixes=fixes)
+    yield Pass("each GPU library the framework loads is at least the release it was built for")
+
+
+CHECKS = [gpu_arch_not_in_build, cpu_only_build_with_gpu, wrong_vendor_build, prerelease_framework, gpu_library_loaded_twice, gpu_library_shadowed_copy, framework_runtime_mismatch, framework_runtime_differs_from_system, gpu_target_missing_from_official_wheel, python_outside_build_range, known_broken_combination,
+          gpu_library_mixed_releases, gpu_library_older_than_build]

@@ -1,6 +1,7 @@
 """ENV: configuration (environment variables that hide or override GPUs, device-node access)."""
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Iterable
 
@@ -9,6 +10,7 @@ from gpuvet.model.arch import gfx_from_override
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
 from .common import _amd_gpus, _default_rocm, _rocm_entry, amd_gpu_state
+from .common import _env_row, _nvidia_archs, _arch_list_value, parse_arch_list, _cuda_list_covers  # noqa: F401
 from .gpu import gpu_arch
 
 
@@ -290,4 +292,134 @@ def gpu_device_node_not_accessible(ctx: Context):
         yield Pass(f"{len(nodes)} GPU device node(s) are read-write for this user")
 
 
-CHECKS = [hsa_override_gfx_version, visible_devices_hide_every_gpu, gpu_device_node_not_accessible]
+
+# -- build-time settings and host compilers --------------------------------------------------------
+@check(code="ENV066", name="build-arch-list-misses-gpu", severity="error",
+       tables=("env_vars", "gpu_devices"), cause="gpu-arch-unsupported", component="config-env")
+def build_arch_list_misses_gpu(ctx: Context) -> Iterable:
+    """What it does:
+    Reads ``TORCH_CUDA_ARCH_LIST`` (NVIDIA) and ``PYTORCH_ROCM_ARCH`` (AMD), the settings every
+    ``torch.utils.cpp_extension`` build (flash-attn, apex, xformers or deepspeed from source, JIT
+    ``load()``) takes its GPU targets from, and checks that each GPU of this machine is covered:
+    ``8.0`` gives sm_80 code (runs on 8.x GPUs), ``+PTX`` adds PTX for newer ones, ``9.0a`` only sm_90;
+    AMD targets must name the exact gfx.
+
+    Why is this bad?
+    Every extension built here will lack this GPU's kernels and fail at its first launch with "no
+    kernel image is available for execution on the device" / "invalid device function", while nvcc
+    and the framework look healthy.
+
+    Example:
+    ``TORCH_CUDA_ARCH_LIST=8.0`` on the H200 (sm_90): fires.  ``9.0a`` or ``8.0;9.0``: passes.
+    ``PYTORCH_ROCM_ARCH=gfx90a`` on an MI300X (gfx942): fires.
+
+    Fix:
+    Add the GPU's architecture (``export TORCH_CUDA_ARCH_LIST="8.0;9.0"``) or unset the variable
+    (cpp_extension then builds for the GPUs it sees), and rebuild the extensions built with it.
+
+    References:
+    https://pytorch.org/docs/stable/cpp_extension.html
+    https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility
+    """
+    tcal, rocm = _env_row(ctx, "TORCH_CUDA_ARCH_LIST"), _env_row(ctx, "PYTORCH_ROCM_ARCH")
+    if tcal is None and rocm is None:
+        yield Skip("neither TORCH_CUDA_ARCH_LIST nor PYTORCH_ROCM_ARCH is set")
+        return
+    gpus = ctx.facts.table("gpu_devices")
+    if not gpus:
+        yield Skip("no GPU found")
+        return
+    if tcal is not None:
+        items = parse_arch_list(tcal.get("value") or "")
+        for g, arch in _nvidia_archs(ctx):
+            ok, how = _cuda_list_covers(items, arch)
+            gname = f"GPU {g.get('index', '')} {g.get('name', '')} ({arch})"
+            if ok:
+                yield Pass(f"TORCH_CUDA_ARCH_LIST={tcal.get('value')} gives {how} code for {gname}",
+                           [ev(tcal, f"TORCH_CUDA_ARCH_LIST={tcal.get('value')}")])
+                continue
+            add = _arch_list_value(arch)
+            new = ";".join([v + ("+PTX" if p else "") for v, p in items] + [add]) if items else add
+            yield Fail(f"TORCH_CUDA_ARCH_LIST={tcal.get('value')!r} has no code for {gname}: every CUDA extension built "
+                       "here will lack its kernels",
+                       why="cpp_extension builds exactly the listed architectures; the extension then fails with 'no "
+                           "kernel image is available for execution on the device' on this GPU.",
+                       evidence=[ev(tcal, f"TORCH_CUDA_ARCH_LIST={tcal.get('value')}"), ev(g, gname)],
+                       fixes=[fix(f"Add {add} to TORCH_CUDA_ARCH_LIST (or unset it), then rebuild the extensions built "
+                                  "with it", f'export TORCH_CUDA_ARCH_LIST="{new}"', safe=True)])
+    if rocm is not None:
+        listed = [x.split(":")[0] for x in re.split(r"[;,\s]+", rocm.get("value") or "") if x]
+        for g in gpus:
+            if g.get("vendor") != "amd":
+                continue
+            arch = gpu_arch(g, ctx.kb)
+            if not arch:
+                continue
+            if arch in listed:
+                yield Pass(f"PYTORCH_ROCM_ARCH lists {arch}")
+                continue
+            yield Fail(f"PYTORCH_ROCM_ARCH={rocm.get('value')!r} does not list GPU {g.get('index', '')} "
+                       f"{g.get('name', '')} ({arch}): every HIP extension built here will lack its code objects",
+                       why="HIP code objects are specific to one gfx target: 'invalid device function'.",
+                       evidence=[ev(rocm, f"PYTORCH_ROCM_ARCH={rocm.get('value')}"), ev(g, f"GPU {arch}")],
+                       fixes=[fix(f"Add {arch} to PYTORCH_ROCM_ARCH", f'export PYTORCH_ROCM_ARCH="{";".join(listed + [arch])}"',
+                                  safe=True)])
+
+
+@check(code="ENV065", name="host-compiler-not-runnable", severity="error",
+       tables=("host_compilers",), cause="toolchain", component="config-env")
+def host_compiler_not_runnable(ctx: Context) -> Iterable:
+    """What it does:
+    Checks every host compiler the GPU stack will call -- ``CC`` (Triton builds its launcher with it;
+    torch.utils.cpp_extension passes it to nvcc as ``-ccbin``), ``CXX`` (Inductor's C++ path,
+    cpp_extension), ``NVCC_CCBIN`` / ``CUDAHOSTCXX`` (nvcc's host compiler), and when ``CC`` is unset the
+    ``gcc`` or ``clang`` Triton looks for on PATH -- for existing and running (``--version``).
+
+    Why is this bad?
+    ``torch.compile`` fails at its first graph when Triton cannot run its C compiler
+    ("InductorError: ... FileNotFoundError: '/nonexistent/gcc'", "Failed to find C compiler. Please
+    specify via CC environment variable"); extension builds fail inside pip.  The job's error then
+    looks like user code.
+
+    Example:
+    ``CC=/nonexistent/gcc`` with torch 2.11.0+cu130 and Triton: fires, naming CC.  ``CC`` unset and gcc
+    13.3 on PATH: passes.
+
+    Fix:
+    Point the variable at a compiler that exists (``export CC=$(command -v gcc)``) or unset it; install
+    gcc/g++ when none is on PATH.
+
+    References:
+    https://github.com/triton-lang/triton/blob/main/python/triton/runtime/build.py
+    https://github.com/pytorch/pytorch/blob/main/torch/_inductor/cpp_builder.py
+    https://pytorch.org/docs/stable/cpp_extension.html
+    """
+    rows = ctx.facts.table("host_compilers")
+    if not rows:
+        yield Skip("no host compiler was probed (pasted facts)")
+        return
+    gpu_build = any(b.get("variant") in ("cuda", "rocm") for b in ctx.facts.table("framework_builds"))
+    for r in rows:
+        if r.get("runs") is not False:
+            continue
+        req = r.get("requested") or ""
+        var = req.split("=", 1)[0] if "=" in req else ""
+        if var:
+            val = req.split("=", 1)[1]
+            cmd = f"unset {var}" if var != "CC" else "unset CC  # or: export CC=$(command -v gcc)"
+            fixes = [fix(f"Point {var} at a compiler that exists, or unset it ({val!r}: {r.get('error')})", cmd, safe=True)]
+        else:
+            fixes = [fix("Install the GNU compilers (gcc, g++)", "sudo apt-get install -y gcc g++", root=True)]
+        sev = None if (var or gpu_build) else Severity.WARNING
+        yield Fail(f"{r.get('role')}: {req} -- {r.get('error') or 'does not run'}",
+                   why=("torch.compile (Triton, Inductor) and extension builds call this compiler; they fail at their "
+                        "first compile, with an error that looks like the job's own."),
+                   evidence=[ev(r, f"{req}: {r.get('error') or 'does not run'}")], fixes=fixes, severity=sev)
+    ok = [r for r in rows if r.get("runs") is not False]
+    if ok:
+        yield Pass("host compilers run: " + ", ".join(f"{r.get('requested')} -> {r.get('path')} {r.get('version')}"
+                                                       for r in ok))
+
+
+CHECKS = [hsa_override_gfx_version, visible_devices_hide_every_gpu, gpu_device_node_not_accessible,
+          build_arch_list_misses_gpu, host_compiler_not_runnable]

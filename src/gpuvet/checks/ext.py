@@ -1,7 +1,9 @@
 """EXT: compiled extensions and the toolchain that builds them (nvcc, host compiler)."""
 from __future__ import annotations
 
+import os
 import re
+from typing import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -11,6 +13,7 @@ from gpuvet.model.versions import major_minor
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
 from .common import COMPANIONS, _build_cuda, _fmt, _packages, _release_entry, _torch
+from .common import _vnums, _ext_label, _rebuild, _nvidia_archs, _arch_list_value  # noqa: F401
 from .gpu import gpu_arch
 
 
@@ -108,7 +111,12 @@ def host_compiler_too_new_for_nvcc(ctx: Context):
     https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html#host-compiler-support-policy
     """
     nvcc = ctx.facts.first("compilers", name="nvcc")
-    hosts = [r for r in ctx.facts.table("compilers") if r.get("name") in ("gcc", "g++", "clang", "clang++")]
+    hosts = [r for r in ctx.facts.table("compilers") + ctx.facts.table("host_compilers")
+             if r.get("name") in ("gcc", "g++", "clang", "clang++") and r.get("runs") is not False and r.get("version")]
+    # nvcc's host compiler: NVCC_CCBIN / CUDAHOSTCXX when set, cpp_extension's -ccbin $CC, else the PATH's
+    nvcc_hosts = [r for r in hosts if str(r.get("role") or "").startswith("nvcc host")]
+    hosts = nvcc_hosts or [r for r in hosts if not r.get("role") or str(r.get("role")).startswith("CC")] or hosts
+    hosts = list({r.get("path") or id(r): r for r in hosts}.values())
     if nvcc is None:
         yield Skip("no nvcc")
         return
@@ -279,4 +287,194 @@ def nvcc_cannot_target_gpu(ctx: Context):
                               fix("Or use a framework build made for CUDA 12.x on this GPU", safe=True)])
 
 
-CHECKS = [nvcc_cuda_differs_from_framework, nvcc_cannot_target_gpu, extension_built_for_other_torch, host_compiler_too_new_for_nvcc]
+
+# -- the compiled-extension scan ------------------------------------------------------------------
+@check(code="EXT007", name="extension-lacks-gpu-arch", severity="error",
+       tables=("extensions", "gpu_devices"), cause="gpu-arch-unsupported", component="extension")
+def extension_lacks_gpu_arch(ctx: Context) -> Iterable:
+    """What it does:
+    Reads the GPU code objects of every compiled extension the environment can import (site-packages,
+    ``PYTHONPATH``, the torch_extensions JIT cache: flash-attn, xformers, bitsandbytes, apex, vllm,
+    deepspeed ops, your own ``cpp_extension`` modules) and compares their targets with the GPUs.  A
+    cubin ``sm_XY`` runs on GPUs of major X with minor >= Y, PTX ``compute_XY`` on any newer GPU
+    after a JIT compile; AMD code objects need the exact gfx target.
+
+    Why is this bad?
+    The extension imports, then its first kernel launch fails with "no kernel image is available for
+    execution on the device" (CUDA) or "invalid device function" (HIP), although the framework
+    itself has kernels for the GPU: blaming torch's build is wrong.
+
+    Example:
+    An extension built with ``TORCH_CUDA_ARCH_LIST=8.0`` (sm_80 only) on the H200 (sm_90): fires, naming
+    the file and its targets.  The same extension built for 8.0 and 9.0: passes.
+
+    Fix:
+    Rebuild the extension for the GPU (``TORCH_CUDA_ARCH_LIST=9.0 pip install --no-build-isolation
+    --no-binary <dist> <dist>``; for a JIT build delete its directory under the torch_extensions cache),
+    or install a wheel built for it.
+
+    References:
+    https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility
+    https://pytorch.org/docs/stable/cpp_extension.html
+    """
+    from .bld import cuda_target_runs
+
+    exts = [e for e in ctx.facts.table("extensions") if e.get("gpu_code") in ("cuda-fatbin", "hip-offload-bundle")]
+    if not exts:
+        yield Skip("no compiled extension carries GPU code")
+        return
+    nv = _nvidia_archs(ctx)
+    amd = [(g, gpu_arch(g, ctx.kb)) for g in ctx.facts.table("gpu_devices") if g.get("vendor") == "amd"]
+    if not nv and not amd:
+        yield Skip("no GPU found")
+        return
+    checked = 0
+    for e in exts:
+        targets = list(e.get("targets") or [])
+        if not targets:
+            continue
+        if e.get("gpu_code") == "cuda-fatbin":
+            for g, arch in nv:
+                checked += 1
+                runs = [t for t in targets if cuda_target_runs(t, arch) == "cubin"]
+                ptx = [t for t in targets if cuda_target_runs(t, arch) == "ptx"]
+                if runs:
+                    continue
+                arch_env = f"TORCH_CUDA_ARCH_LIST={_arch_list_value(arch)}"
+                gname = f"GPU {g.get('index', '')} {g.get('name', '')} ({arch})"
+                evidence = [ev(e, f"{_ext_label(e)}: GPU code for {', '.join(targets)}"), ev(g, gname)]
+                if ptx:
+                    yield Fail(f"{e.get('name')}: no {arch} code, only PTX {', '.join(ptx)}: its kernels are "
+                               f"JIT-compiled for {gname} at first use",
+                               why="Without a cubin for the GPU the driver compiles the PTX on first use: slow starts, "
+                                   "and a failure when the driver is older than the PTX.",
+                               evidence=evidence, fixes=_rebuild(e, arch_env), severity=Severity.WARNING)
+                else:
+                    yield Fail(f"{e.get('name')} has no kernels for {gname}: built for {', '.join(targets)} "
+                               f"({e.get('path')})",
+                               why="Its kernel launches fail with 'no kernel image is available for execution on "
+                                   "the device'; the framework's own targets do not help an extension.",
+                               evidence=evidence, fixes=_rebuild(e, arch_env))
+        else:
+            for g, arch in amd:
+                if not arch:
+                    continue
+                checked += 1
+                if arch in targets:
+                    continue
+                yield Fail(f"{e.get('name')} has no code objects for GPU {g.get('index', '')} {g.get('name', '')} "
+                           f"({arch}): built for {', '.join(targets)} ({e.get('path')})",
+                           why="AMD code objects run only on their exact gfx target: 'invalid device function'.",
+                           evidence=[ev(e, f"{_ext_label(e)}: code objects for {', '.join(targets)}"),
+                                     ev(g, f"GPU {g.get('name', '')} ({arch})")],
+                           fixes=_rebuild(e, f"PYTORCH_ROCM_ARCH={arch}"))
+    if checked:
+        yield Pass(f"{len(exts)} extension(s) with GPU code carry code for this machine's GPUs")
+    else:
+        yield Skip("no extension's GPU targets could be compared with a GPU")
+
+
+@check(code="EXT008", name="extension-needs-symbols-torch-lacks", severity="error",
+       tables=("extensions",), cause="extension-abi", component="extension")
+def extension_needs_symbols_torch_lacks(ctx: Context) -> Iterable:
+    """What it does:
+    For every compiled extension that links torch (DT_NEEDED ``libtorch*.so`` / ``libc10*.so``),
+    takes the strong undefined dynamic symbols in torch's namespaces (``c10::``, ``at::``, ``torch::``,
+    ``caffe2::``) and looks each up in the dynamic symbol tables of the installed torch's libraries.
+
+    Why is this bad?
+    A symbol the installed torch does not export is the exact proof that the extension was built
+    against another torch release (or another C++ ABI): ``import`` fails with "undefined symbol:
+    _ZN3c10...", often only when the extension is first used deep inside a job.
+
+    Example:
+    torchvision built for torch 2.10 next to torch 2.11: fires, naming the symbols.  An extension
+    built here with ``torch.utils.cpp_extension``: passes (every symbol is exported).
+
+    Fix:
+    Reinstall the extension's build made for the installed torch, or rebuild it from source against
+    it (``pip install --no-build-isolation --no-binary <dist> --force-reinstall <dist>``).
+
+    References:
+    https://pytorch.org/docs/stable/cpp_extension.html
+    https://github.com/pytorch/pytorch/issues/42325
+    """
+    exts = [e for e in ctx.facts.table("extensions") if e.get("links_torch")]
+    if not exts:
+        yield Skip("no compiled extension links torch")
+        return
+    unknown = 0
+    for e in exts:
+        n = e.get("missing_count")
+        if n is None or n < 0:
+            unknown += 1
+            continue
+        if n == 0:
+            continue
+        miss = list(e.get("missing_symbols") or [])
+        yield Fail(f"{e.get('name')} needs {n} of its {e.get('torch_symbols')} torch symbols that the installed torch "
+                   f"does not export (e.g. {miss[0] if miss else '?'}): built for another torch ({e.get('path')})",
+                   why="The dynamic loader cannot bind them: importing it fails with 'undefined symbol'.",
+                   evidence=[ev(e, f"{_ext_label(e)} links {', '.join(e.get('links_torch') or [])}"),
+                             *[ev(e, f"undefined in {e.get('torch_dir') or 'torch'}/lib: {s}") for s in miss[:4]]],
+                   fixes=_rebuild(e, ""))
+    if unknown == len(exts):
+        yield Unknown("the installed torch's symbol tables could not be read")
+        return
+    yield Pass(f"{len(exts) - unknown} extension(s) linking torch find every torch symbol they need")
+
+
+@check(code="EXT009", name="extension-links-another-runtime-major", severity="error",
+       tables=("extensions", "framework_builds"), cause="extension-abi", component="extension")
+def extension_links_another_runtime_major(ctx: Context) -> Iterable:
+    """What it does:
+    Compares the CUDA (``libcudart.so.N``) or HIP (``libamdhip64.so.N``) runtime major each compiled
+    extension that links torch was built against with the one the installed torch was built with.
+
+    Why is this bad?
+    An extension of another CUDA major needs a runtime the framework does not ship ("libcudart.so.12:
+    cannot open shared object file") or loads a second runtime into the process next to the
+    framework's; either fails at import or at the first kernel.
+
+    Example:
+    A flash-attn wheel built for CUDA 12 (``libcudart.so.12``) next to torch 2.11.0+cu130: fires.
+    An extension built here with nvcc 13 for torch +cu130: passes.
+
+    Fix:
+    Install the extension's build for the framework's CUDA/ROCm release, or rebuild it with a
+    toolkit of that release.
+
+    References:
+    https://docs.nvidia.com/deploy/cuda-compatibility/index.html
+    https://pytorch.org/docs/stable/cpp_extension.html
+    """
+    torch = next((b for b in ctx.facts.table("framework_builds") if b.get("name") == "torch"), None)
+    exts = [e for e in ctx.facts.table("extensions") if e.get("links_torch") and (e.get("cuda_major") or e.get("hip_major"))]
+    if torch is None or not exts:
+        yield Skip("no torch, or no extension that links torch and a GPU runtime")
+        return
+    want_cuda = str((_vnums(torch.get("cuda"), 1) or ("",))[0])
+    want_hip = str((_vnums(torch.get("hip"), 1) or ("",))[0])
+    for e in exts:
+        for have, want, rt in ((e.get("cuda_major"), want_cuda, "CUDA"), (e.get("hip_major"), want_hip, "HIP")):
+            if not have:
+                continue
+            if not want:
+                yield Fail(f"{e.get('name')} links the {rt} {have} runtime but torch {torch.get('version')} is not a {rt} "
+                           f"build ({e.get('path')})",
+                           why=f"The extension needs a {rt} runtime the framework does not load.",
+                           evidence=[ev(e, f"{_ext_label(e)}: {rt} runtime major {have}"),
+                                     ev(torch, f"torch {torch.get('version')}")], fixes=_rebuild(e, ""))
+            elif have != want:
+                yield Fail(f"{e.get('name')} is built for {rt} {have} but torch {torch.get('version')} for {rt} {want} "
+                           f"({e.get('path')})",
+                           why=f"It needs a {rt} {have} runtime next to the framework's {rt} {want}: it fails to load, "
+                               "or two runtimes end up in one process.",
+                           evidence=[ev(e, f"{_ext_label(e)}: links lib{'cudart' if rt == 'CUDA' else 'amdhip64'}.so.{have}"),
+                                     ev(torch, f"torch {torch.get('version')}: {rt} {want}")],
+                           fixes=_rebuild(e, ""))
+    yield Pass("the extensions link the framework's GPU runtime major")
+
+
+CHECKS = [nvcc_cuda_differs_from_framework, nvcc_cannot_target_gpu, extension_built_for_other_torch, host_compiler_too_new_for_nvcc,
+          extension_lacks_gpu_arch, extension_needs_symbols_torch_lacks, extension_links_another_runtime_major]

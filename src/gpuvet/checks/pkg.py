@@ -8,7 +8,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from gpuvet.kb import query as q
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
-from .common import COMPANIONS, _install_cmd, _packages, _torch, _variant
+from .common import COMPANIONS, _companion_cmd, _install_cmd, _packages, _torch, _variant
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -71,9 +71,8 @@ def companion_built_for_other_torch(ctx: Context):
                            why=f"{name} {have} was built against another torch release; its compiled operators "
                                "do not load, or load and misbehave, with this one.",
                            evidence=[ev(r, f"{name} {have}: Requires-Dist {req}"), ev(build, f"torch {version}")],
-                           fixes=[fix(f"install the {name} built for torch {version}",
-                                      _install_cmd(release, _variant(release, build, version)) if release else None,
-                                      safe=True)])
+                           fixes=[_companion_fix(release, _variant(release, build, version) if release else None,
+                                                 name, version)])
                 break
         else:
             if nightly:
@@ -94,11 +93,22 @@ def companion_built_for_other_torch(ctx: Context):
                                "torch.compile imports) do not match.",
                            evidence=[ev(r, f"{name} {have}"), ev(build, f"torch {version}"),
                                      ev(None, f"KB torch_releases {release.version}: {name} {want} ({release.source})")],
-                           fixes=[fix(f"install {name} {want} from torch's index",
-                                      _install_cmd(release, _variant(release, build, version)), safe=True)])
+                           fixes=[_companion_fix(release, _variant(release, build, version), name, version)])
     if unknown:
         yield Unknown("; ".join(dict.fromkeys(unknown)))
     yield Pass(f"{', '.join(present)} match torch {version}")
+
+
+def _companion_fix(release, variant, name: str, version: str):
+    """A fix that does what it says: install that one companion at the pinned version; only when the KB
+    has no pin, reinstall torch with its companions (and say so)."""
+    cmd = _companion_cmd(release, variant, name) if release is not None else None
+    if cmd:
+        return fix(f"install {name} {release.companions[name]}, the release torch {version} pins", cmd, safe=True)
+    if release is not None:
+        return fix(f"reinstall torch {release.latest} with the companions it pins", _install_cmd(release, variant),
+                   safe=True)
+    return fix(f"install the {name} built for torch {version}")
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ def _description(torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, gl
 @policy_options
 @click.pass_context
 def compat(ctx: click.Context, torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, glibc,
-           fmt, output, verbose, stack, select, ignore, ack, fail_on) -> int:
+           fmt, output, verbose, stack, select, ignore, ack, fail_on, quiet, statistics) -> int:
     """Evaluate a described stack (no machine needed) with the checks `gpuvet check` runs.
 
     Says whether it works, breaks, or is unknown (the knowledge base does not know enough: never a
@@ -66,9 +66,9 @@ def compat(ctx: click.Context, torch, cuda, rocm, driver, gpu, python, packages,
 
     env = env_of(ctx)
     desc = _description(torch, cuda, rocm, driver, gpu, python, packages, gcc, nvcc, glibc)
-    policy = make_policy(select, ignore, ack, fail_on)
+    policy = make_policy(select, ignore, ack, fail_on, env)
     report = run(CompatOptions(desc, policy), env)
-    emit(report, env, fmt, output, verbose, stack)
+    emit(report, env, fmt, output, verbose, stack, quiet, statistics)
     return int(exit_code(report, policy.fail_on))
 
 

@@ -24,11 +24,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "recommend": ("gpuvet.cli.kb_cmd", "recommend", "The newest framework build that works here, with its install command."),
     "rules": ("gpuvet.cli.rules_cmd", "rules", "List every check and log signature."),
     "rule": ("gpuvet.cli.rules_cmd", "rule", "Print the documentation of one check."),
+    "config": ("gpuvet.cli.config_cmd", "config", "Show the resolved settings and where each came from."),
     "kb": ("gpuvet.cli.kb_cmd", "kb", "Knowledge-base information."),
+    "validate": ("gpuvet.cli.validate_cmd", "validate", "Run GPU correctness cases (child processes, time-outs) against float64 references."),
+    "bench": ("gpuvet.cli.validate_cmd", "bench", "Microbenchmarks against the GPU's expected peaks; `bench compare A B`."),
+    "scan": ("gpuvet.cli.validate_cmd", "scan", "List the operators, ROCm pitfalls and settings a project's code uses (AST, no import)."),
     "snapshot": ("gpuvet.cli.snapshot_cmd", "snapshot", "Record this environment in the history (versions, origins, findings)."),
     "history": ("gpuvet.cli.snapshot_cmd", "history", "List the snapshots in the history store."),
     "mark-good": ("gpuvet.cli.snapshot_cmd", "mark_good", "Pin a snapshot as the good one to return to."),
     "diff": ("gpuvet.cli.history_cmd", "diff", "What changed between two snapshots (or since the good one), most dangerous first."),
+    "report": ("gpuvet.cli.history_cmd", "report", "Version report (Markdown/HTML) of this stack; --bundle for a bug report."),
     "rollback": ("gpuvet.cli.history_cmd", "rollback", "Plan (or build into a new venv) the way back to an earlier snapshot."),
 }
 
@@ -61,12 +66,28 @@ def _available(name: str) -> bool:
     return importlib.util.find_spec(COMMANDS[name][0]) is not None
 
 
+def _print_version(ctx: click.Context, _param, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    env = ctx.obj if isinstance(ctx.obj, Environment) else Environment()
+    try:
+        from gpuvet import kb
+
+        k = kb.load()
+        kbv = f"knowledge base {k.version} ({k.date})"
+    except Exception as exc:  # a broken KB must not hide the version
+        kbv = f"knowledge base unreadable: {type(exc).__name__}"
+    env.stdout.write(f"gpuvet {__version__}, {kbv}\n")
+    ctx.exit(0)
+
+
 EXIT_HELP = """Exit status: 0 nothing at or above --fail-on; 1 findings at or above --fail-on;
 2 usage error; 3 bad input (unreadable, binary, empty, truncated or oversized file); 4 gpuvet's own failure."""
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_HELP)
-@click.version_option(__version__, prog_name="gpuvet")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show gpuvet's version and its knowledge base's, and exit.")
 def cli() -> None:
     """gpuvet: keep GPU machine-learning stacks (ROCm and CUDA) healthy."""
 

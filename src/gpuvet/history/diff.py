@@ -304,9 +304,9 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[list[Change], l
     dist = distribution_changes(a, b)
     have_fw = {c.subject for c in changes if c.source == "facts.framework_builds"}
     for c in dist:
-        if c.category == "framework-dist":
+        if c.category in ("framework-dist", "framework"):
             if c.subject in have_fw:
-                continue
+                continue  # facts.framework_builds already says it, with the build's CUDA/HIP
             c.category = "framework"
         changes.append(c)
     changes.sort(key=lambda c: (RANK[c.category], c.subject))

@@ -532,3 +532,224 @@ def code_objects(system: Any, path: str) -> CodeObjects:
             return CodeObjects("none", Counter())
 
     return _cached(system, path, "code", compute)
+
+
+# -- a fast raw reader: headers, dynamic section, dynamic symbols -----------------------------------
+# pyelftools costs about a millisecond a file; the extension scan reads hundreds of .so files, so it
+# uses this struct-only reader of 64-bit little-endian ELF (x86-64, aarch64, ppc64le): the ELF header,
+# the section headers, the dynamic section and, only when asked, .dynsym/.dynstr and .gnu.hash.
+_EM = {62: "EM_X86_64", 183: "EM_AARCH64", 21: "EM_PPC64", 22: "EM_S390", 243: "EM_RISCV"}
+SHT_DYNAMIC, SHT_DYNSYM, SHT_NOBITS, SHT_GNU_HASH = 6, 11, 8, 0x6FFFFFF6
+DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH = 1, 14, 15, 29
+STB_GLOBAL, STB_WEAK = 1, 2
+
+
+@dataclass(frozen=True)
+class RawSection:
+    name: str
+    type: int
+    offset: int
+    size: int
+    link: int
+    entsize: int
+
+
+class RawElf:
+    """Headers of one ELF file through ``read(offset, n)``; raises ElfError on anything else."""
+
+    def __init__(self, read: Callable[[int, int], bytes], path: str = ""):
+        self.read = read
+        self.path = path
+        head = read(0, 64)
+        if len(head) < 64 or head[:4] != b"\x7fELF":
+            raise ElfError(f"{path or 'file'}: not an ELF file")
+        if head[4] != 2 or head[5] != 1:
+            raise ElfError(f"{path or 'file'}: not a 64-bit little-endian ELF file")
+        (_type, machine, _v, _entry, _phoff, shoff, _flags, _ehsize, _phentsize, _phnum, shentsize, shnum,
+         shstrndx) = struct.unpack_from("<HHIQQQIHHHHHH", head, 16)
+        self.machine = _EM.get(machine, f"EM_{machine}")
+        if shoff == 0 or shentsize < 64:
+            raise ElfError(f"{path or 'file'}: no section headers")
+        if shnum == 0:  # more than 0xff00 sections: the count is in section 0's sh_size
+            shnum = struct.unpack_from("<Q", read(shoff, 64), 32)[0]
+        shnum = min(shnum, 65535)
+        raw = read(shoff, shnum * shentsize)
+        if len(raw) < shnum * shentsize:
+            raise ElfError(f"{path or 'file'}: truncated section headers")
+        hdrs = [struct.unpack_from("<IIQQQQIIQQ", raw, i * shentsize) for i in range(shnum)]
+        names = b""
+        if shstrndx < shnum:
+            h = hdrs[shstrndx]
+            names = read(h[4], min(h[5], 1 << 20))
+        self.sections: list[RawSection] = []
+        for h in hdrs:
+            end = names.find(b"\0", h[0])
+            name = names[h[0]:end if end >= 0 else len(names)].decode("ascii", "replace")
+            self.sections.append(RawSection(name, h[1], h[4], h[5], h[6], h[9]))
+        self.needed: list[str] = []
+        self.soname: str | None = None
+        self.rpath: tuple[str, ...] | None = None
+        self.runpath: tuple[str, ...] | None = None
+        self._dynamic()
+
+    def section(self, name: str) -> RawSection | None:
+        for s in self.sections:
+            if s.name == name:
+                return s
+        return None
+
+    def _strtab(self, index: int, limit: int = 64 << 20) -> bytes:
+        if index >= len(self.sections):
+            return b""
+        s = self.sections[index]
+        return self.read(s.offset, min(s.size, limit)) if s.type != SHT_NOBITS else b""
+
+    def _dynamic(self) -> None:
+        dyn = next((s for s in self.sections if s.type == SHT_DYNAMIC), None)
+        if dyn is None or dyn.type == SHT_NOBITS:
+            return
+        data = self.read(dyn.offset, min(dyn.size, 1 << 20))
+        strs = self._strtab(dyn.link)
+
+        def s(off: int) -> str:
+            end = strs.find(b"\0", off)
+            return strs[off:end if end >= 0 else len(strs)].decode("utf-8", "replace")
+
+        for i in range(len(data) // 16):
+            tag, val = struct.unpack_from("<qQ", data, i * 16)
+            if tag == 0:
+                break
+            if tag == DT_NEEDED:
+                self.needed.append(s(val))
+            elif tag == DT_SONAME:
+                self.soname = s(val)
+            elif tag == DT_RPATH:
+                self.rpath = (self.rpath or ()) + tuple(s(val).split(":"))
+            elif tag == DT_RUNPATH:
+                self.runpath = (self.runpath or ()) + tuple(s(val).split(":"))
+
+    def undefined_symbols(self, wanted: Callable[[str], bool] | None = None) -> list[str]:
+        """Names of the strong (STB_GLOBAL) undefined dynamic symbols, optionally filtered."""
+        sym = next((s for s in self.sections if s.type == SHT_DYNSYM), None)
+        if sym is None or not sym.size:
+            return []
+        data = self.read(sym.offset, min(sym.size, 64 << 20))
+        strs = self._strtab(sym.link)
+        out = []
+        for i in range(len(data) // 24):
+            st_name, st_info, _other, st_shndx = struct.unpack_from("<IBBH", data, i * 24)
+            if st_shndx != 0 or not st_name or (st_info >> 4) != STB_GLOBAL:
+                continue
+            end = strs.find(b"\0", st_name)
+            name = strs[st_name:end if end >= 0 else len(strs)].decode("ascii", "replace")
+            if wanted is None or wanted(name):
+                out.append(name)
+        return out
+
+
+def _file_reader(fh: Any) -> Callable[[int, int], bytes]:
+    raw = getattr(fh, "raw", fh)
+
+    def read(off: int, n: int) -> bytes:
+        raw.seek(off)
+        out = raw.read(n)
+        return out if out is not None else b""
+
+    return read
+
+
+def raw_elf(system: Any, path: str, undefined: Callable[[str], bool] | None = None) -> tuple[RawElf, list[str]]:
+    """The raw headers of ``path`` and, when ``undefined`` is given, the strong undefined dynamic
+    symbols it accepts (raises ElfError / OSError).  The file is closed on return."""
+    with system.open_binary(path) as f:
+        e = RawElf(_file_reader(f), path)
+        return e, (e.undefined_symbols(undefined) if undefined is not None else [])
+
+
+def gnu_hash(name: bytes) -> int:
+    h = 5381
+    for c in name:
+        h = (h * 33 + c) & 0xFFFFFFFF
+    return h
+
+
+class SymbolTable:
+    """Which names a shared library defines, answered through its .gnu.hash table (a few small reads a
+    look-up, through mmap where the file allows: libtorch_cpu.so is 450 MB and is never read whole)."""
+
+    def __init__(self, system: Any, path: str):
+        self.path = path
+        self._fh = system.open_binary(path)
+        self._mm = None
+        try:
+            import mmap
+
+            self._mm = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
+            mm = self._mm
+
+            def read(off: int, n: int) -> bytes:
+                return mm[off:off + n]
+        except (AttributeError, OSError, ValueError, ImportError):
+            read = _file_reader(self._fh)
+        self.read = read
+        self.elf = RawElf(read, path)
+        self.ok = False
+        gh = next((s for s in self.elf.sections if s.type == SHT_GNU_HASH), None)
+        if gh is None or gh.link >= len(self.elf.sections):
+            return
+        sym = self.elf.sections[gh.link]
+        self.symoff, self.strsec = sym.offset, self.elf.sections[sym.link] if sym.link < len(self.elf.sections) else None
+        if self.strsec is None:
+            return
+        head = read(gh.offset, 16)
+        self.nbuckets, self.symbase, self.bloom_size, self.shift = struct.unpack("<IIII", head)
+        if not self.nbuckets or not self.bloom_size:
+            return
+        self.bloom_off = gh.offset + 16
+        self.buckets_off = self.bloom_off + 8 * self.bloom_size
+        self.chain_off = self.buckets_off + 4 * self.nbuckets
+        self.ok = True
+
+    def close(self) -> None:
+        try:
+            if self._mm is not None:
+                self._mm.close()
+        finally:
+            self._fh.close()
+
+    def _name(self, st_name: int) -> bytes:
+        assert self.strsec is not None
+        base = self.strsec.offset + st_name
+        out = b""
+        while True:
+            chunk = self.read(base + len(out), 256)
+            if not chunk:
+                return out
+            i = chunk.find(b"\0")
+            if i >= 0:
+                return out + chunk[:i]
+            out += chunk
+
+    def defines(self, name: str) -> bool | None:
+        """True / False, or None when the library has no .gnu.hash table."""
+        if not self.ok:
+            return None
+        b = name.encode()
+        h = gnu_hash(b)
+        word = struct.unpack("<Q", self.read(self.bloom_off + 8 * ((h // 64) % self.bloom_size), 8))[0]
+        mask = (1 << (h % 64)) | (1 << ((h >> self.shift) % 64))
+        if word & mask != mask:
+            return False
+        idx = struct.unpack("<I", self.read(self.buckets_off + 4 * (h % self.nbuckets), 4))[0]
+        if idx < self.symbase:
+            return False
+        for _ in range(1 << 20):
+            ch = struct.unpack("<I", self.read(self.chain_off + 4 * (idx - self.symbase), 4))[0]
+            if (ch | 1) == (h | 1):
+                st_name, _info, _other, shndx = struct.unpack("<IBBH", self.read(self.symoff + 24 * idx, 8))
+                if shndx != 0 and self._name(st_name) == b:
+                    return True
+            if ch & 1:
+                return False
+            idx += 1
+        return False

@@ -23,6 +23,7 @@ ENV_NAMES = (
     "PYTORCH_", "TORCH_", "TORCHINDUCTOR_", "TRITON_", "XLA_", "JAX_", "TF_CPP_", "TF_GPU_", "TF_FORCE_", "VLLM_",
     "LD_LIBRARY_PATH", "LD_PRELOAD", "PATH", "PYTHONPATH", "CONDA_PREFIX", "VIRTUAL_ENV",
     "OMPI_", "OMP_NUM_THREADS", "HF_HOME", "HF_HUB_OFFLINE", "HF_TOKEN",
+    "CC", "CXX", "NVCC_", "CUDAHOSTCXX", "CUDACXX",
 )
 MAX_ENV_VALUE = 2000
 
@@ -180,18 +181,83 @@ def parse_gcc_version(text: str, source: str, path: str = "") -> list[Row]:
     return [row("compilers", source, name="gcc", version=m.group(1), path=path)] if m else []
 
 
+def parse_cc_version(text: str) -> tuple[str, str] | None:
+    """(family, version) from the first line of ``CC --version``: gcc/g++ or clang."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    m = re.search(r"clang version (\d+\.\d+(?:\.\d+)?)", first)
+    if m:
+        return "clang", m.group(1)
+    m = re.search(r"(\d+\.\d+(?:\.\d+)?)(?:\s+\d{8})?(?:\s+\([^)]*\))?\s*$", first)
+    if m:
+        return "gcc", m.group(1)
+    return None
+
+
+def host_compiler_requests(environ: dict) -> list[tuple[str, str, str, bool]]:
+    """(role, requested, executable, from_env) of each host compiler the GPU stack will call.
+
+    * Triton compiles its launcher with ``CC``, else ``gcc``, else ``clang`` on PATH
+      (triton/runtime/build.py); torch.utils.cpp_extension passes ``CC`` to nvcc as ``-ccbin``.
+    * Inductor's C++ path and cpp_extension's C++ compile use ``CXX``, else ``g++``
+      (torch/_inductor/cpp_builder.py, config.cpp.cxx).
+    * nvcc's host compiler: ``NVCC_CCBIN`` (nvcc), ``CUDAHOSTCXX`` (CMake builds), else the PATH's.
+    """
+    out = []
+    cc = environ.get("CC")
+    if cc is not None:
+        out.append(("CC (Triton; cpp_extension's nvcc -ccbin)", f"CC={cc}", cc.split()[0] if cc.strip() else "", True))
+    else:
+        out.append(("CC (Triton; cpp_extension's nvcc -ccbin)", "gcc or clang on PATH (CC unset)", "", False))
+    cxx = environ.get("CXX")
+    if cxx is not None:
+        out.append(("CXX (Inductor C++, cpp_extension)", f"CXX={cxx}", cxx.split()[0] if cxx.strip() else "", True))
+    else:
+        out.append(("CXX (Inductor C++, cpp_extension)", "g++ on PATH (CXX unset)", "g++", False))
+    for var in ("NVCC_CCBIN", "CUDAHOSTCXX"):
+        if environ.get(var) is not None:
+            v = environ[var]
+            out.append((f"nvcc host ({var})", f"{var}={v}", v.split()[0] if v.strip() else "", True))
+    return out
+
+
+def probe_host_compilers(system: System) -> list[Row]:
+    """Each host compiler the stack will call: does it exist, does it run, which version."""
+    rows: list[Row] = []
+    ran: dict[str, tuple[str, str, str] | None] = {}  # path -> (family, version, error)
+    for role, requested, exe, from_env in host_compiler_requests(dict(system.environ)):
+        if not exe and not from_env:  # Triton's default: gcc, else clang
+            exe = "gcc" if system.which("gcc") else ("clang" if system.which("clang") else "gcc")
+        path = exe if "/" in exe else (system.which(exe) if exe else None)
+        name = os.path.basename(exe or "cc")
+        base = "clang" if "clang" in name else ("gcc" if re.search(r"gcc|g\+\+|^cc$|^c\+\+$", name) else name)
+        if not exe:
+            rows.append(row("host_compilers", "environ", name=base, version="", path="", role=role, requested=requested,
+                            runs=False, error="empty value"))
+            continue
+        if not path or not system.exists(path):
+            rows.append(row("host_compilers", "environ" if from_env else "PATH", name=base, version="", path=path or exe,
+                            role=role, requested=requested, runs=False,
+                            error=f"{exe} not found" + ("" if "/" in exe else " on PATH")))
+            continue
+        if path not in ran:
+            res = system.run([path, "--version"], timeout=3)
+            got = parse_cc_version(res.stdout) if res.ok else None
+            if got:
+                ran[path] = (got[0], got[1], "")
+            else:
+                ran[path] = (base, "", res.describe() if not res.ok else "no version in its --version output")
+        fam, version, err = ran[path]  # type: ignore[misc]
+        rows.append(row("host_compilers", f"{path} --version", name=fam, version=version, path=path, role=role,
+                        requested=requested, runs=not err, error=err))
+    return rows
+
+
 def probe_host_compiler(system: System) -> list[Row]:
-    """The host C++ compiler nvcc/hipcc and torch's cpp_extension will call (CXX or CC, else gcc)."""
-    exe = system.environ.get("CXX") or system.environ.get("CC") or "gcc"
-    path = exe if "/" in exe else system.which(exe)
-    if not path or "gcc" not in os.path.basename(path).replace("g++", "gcc"):
-        return []
-    res = system.run([path, "-dumpfullversion", "-dumpversion"], timeout=2)
-    return parse_gcc_version(res.stdout, path, path) if res.ok else []
+    return probe_host_compilers(system)
 
 
 PROBES = [
-    Probe("host.gcc", ("compilers",), probe_host_compiler, "Host compiler (gcc) version."),
+    Probe("host.cc", ("host_compilers",), probe_host_compilers, "Host compilers (CC, CXX, nvcc's): exist, run, version."),
     Probe("host.env", ("env_vars",), probe_env, "Environment variables that steer the GPU stack."),
     Probe("host.os", ("os_info",), probe_os, "/etc/os-release, kernel, glibc, Python."),
     Probe("host.devices", ("device_nodes",), probe_devices, "GPU device nodes and access."),

@@ -1,24 +1,39 @@
 """Which file each GPU library of a framework will really load, resolved as the dynamic loader does.
 
-For every DT_NEEDED of a framework library (``libtorch_cuda.so``, ``libtorch_hip.so`` ...) the
-search order of glibc's ld.so (ld.so(8)) is followed:
+What glibc's ld.so does (ld.so(8), elf/dl-load.c), followed here:
 
-1. DT_RPATH of the requesting object, only when it has no DT_RUNPATH (``$ORIGIN`` expanded);
+0. objects already in the process win by soname: ``LD_PRELOAD`` (space or colon separated) and then
+   ``/etc/ld.so.preload`` are loaded before anything else, so a preloaded ``libcudnn.so.9`` is the
+   cuDNN every later ``DT_NEEDED`` or ``dlopen("libcudnn.so.9")`` gets, whatever the RPATH says;
+1. DT_RPATH of the requesting object and of the objects that loaded it (its loader chain), only when
+   the requesting object has no DT_RUNPATH (``$ORIGIN`` expanded; an object with DT_RUNPATH
+   contributes no RPATH to the chain);
 2. ``LD_LIBRARY_PATH`` (from ``system.environ``);
 3. DT_RUNPATH of the requesting object;
 4. the ld.so cache: ``/etc/ld.so.cache`` parsed directly (``glibc-ld.so.cache1.1``), or
    ``ldconfig -p`` (with a time-out) when the file cannot be read;
 5. the default directories (the multiarch ones, ``/lib64``, ``/usr/lib64``, ``/lib``, ``/usr/lib``).
 
-Simplifications: the RPATH of objects further up the loading chain (the python executable) is not
-searched, and a library already loaded under the same soname (loaded earlier by another module)
-is not known.  pip's torch wheels use DT_RPATH ``$ORIGIN/../../nvidia/*/lib``, which wins even over
-``LD_LIBRARY_PATH``; that is why collect_env (which asks ldconfig) can name another cuDNN than the one
-torch loads.
+The walk is transitive: the DT_NEEDED of every GPU library found are resolved too (libcublas.so ->
+libcublasLt.so), with the loader chain's RPATH.  Libraries a GPU library opens at run time with
+``dlopen`` by soname (``DLOPENED``: cuDNN 9's sub-libraries ``libcudnn_graph``, ``libcudnn_engines_*``,
+``libcudnn_heuristic``, ``libcudnn_ops``/``cnn``/``adv``; cuDNN 8's ``*_infer``/``*_train``) are
+resolved with the same order from the library that opens them.  That is how a process ends up with
+two releases of one library: torch's DT_RPATH finds the pip ``libcudnn.so.9`` 9.19, whose DT_RUNPATH
+comes after ``LD_LIBRARY_PATH``, so its sub-libraries come from a system 9.14 directory put first there.
 
-Rows: ``shared_libraries`` (soname, chosen path, via, requested_by, others = shadowed copies) and
-``libraries`` for the GPU libraries (cuDNN, cuBLAS, NCCL, the CUDA runtime, HIP, MIOpen, rocBLAS ...):
-version, origin, and ``selected`` True for the copy that wins, False for each shadowed copy.
+Not modelled: the RPATH of the python executable, hwcaps subdirectories, and the secure-execution
+mode that ignores LD_LIBRARY_PATH/LD_PRELOAD for set-uid programs.  pip's torch wheels use DT_RPATH
+``$ORIGIN/../../nvidia/*/lib``, which wins even over ``LD_LIBRARY_PATH``; that is why collect_env
+(which asks ldconfig) can name another cuDNN than the one torch loads.
+
+Rows: ``shared_libraries`` (soname, chosen path, via, how, requested_by, others = shadowed copies and
+would_win = the setting that would make each win) and ``libraries`` for the GPU libraries (cuDNN,
+cuBLAS, NCCL, the CUDA runtime, HIP, MIOpen, rocBLAS ...): version, origin, family, via, and
+``selected`` True for the copy that wins, False for each shadowed copy.
+
+References: https://man7.org/linux/man-pages/man8/ld.so.8.html ,
+https://docs.nvidia.com/deeplearning/cudnn/latest/api/overview.html (cuDNN 9's sub-libraries).
 """
 from __future__ import annotations
 
@@ -65,9 +80,40 @@ _BORING = re.compile(r"^(libc|libm|libdl|librt|libpthread|libutil|ld-linux[-\w]*
                      r"libgomp|linux-vdso)\.so")
 
 
+# Libraries a GPU library opens at run time with dlopen(soname), by (stem, major) of the opener:
+# cuDNN 9 splits into a shim (libcudnn.so.9) that loads its sub-libraries on demand (cuDNN 9 API
+# overview, https://docs.nvidia.com/deeplearning/cudnn/latest/api/overview.html); cuDNN 8 loads the
+# *_infer / *_train libraries the same way.
+DLOPENED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("libcudnn", "9"): ("libcudnn_graph", "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled",
+                        "libcudnn_heuristic", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv"),
+    ("libcudnn", "8"): ("libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
+                        "libcudnn_adv_infer", "libcudnn_adv_train"),
+}
+# library name -> the release family whose copies must agree in one process
+FAMILY = {"cublaslt": "cublas"}
+MAX_NODES = 400  # a bound on the transitive walk
+
+
 def library_name(soname: str) -> str | None:
     stem = soname.split(".so", 1)[0]
-    return GPU_LIBRARIES.get(stem)
+    if stem in GPU_LIBRARIES:
+        return GPU_LIBRARIES[stem]
+    if stem.startswith("libcudnn_"):
+        return stem[3:]  # cudnn_graph, cudnn_engines_precompiled, ...
+    return None
+
+
+def family_of(name: str) -> str:
+    if name.startswith("cudnn"):
+        return "cudnn"
+    return FAMILY.get(name, name)
+
+
+def _dlopened(soname: str) -> list[str]:
+    stem, _, rest = soname.partition(".so")
+    major = rest.lstrip(".").split(".")[0]
+    return [f"{s}.so.{major}" for s in DLOPENED.get((stem, major), ())]
 
 
 # -- the ld.so cache ----------------------------------------------------------------------------------
@@ -168,12 +214,23 @@ def default_dirs(machine: str) -> list[str]:
     return dirs + ["/lib64", "/usr/lib64", "/lib", "/usr/lib"]
 
 
-def search_path(info: elf.ElfInfo, requester: str, environ: dict | None, machine: str) -> list[tuple[str, str]]:
-    """(via, directory) in the order the loader tries them (before the cache)."""
+def own_rpath(info: elf.ElfInfo, requester: str) -> tuple[str, ...]:
+    """The RPATH directories an object contributes (none when it has a DT_RUNPATH: glibc drops it)."""
+    if info.rpath is None or info.runpath is not None:
+        return ()
+    origin = os.path.dirname(requester)
+    return tuple(expand(d, origin, info.machine) for d in info.rpath if d)
+
+
+def search_path(info: elf.ElfInfo, requester: str, environ: dict | None, machine: str,
+                chain: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """(via, directory) in the order the loader tries them (before the cache).  ``chain``: the RPATH
+    directories of the objects that loaded ``requester``, searched after its own when it has no RUNPATH."""
     origin = os.path.dirname(requester)
     order: list[tuple[str, str]] = []
-    if info.rpath is not None and info.runpath is None:
-        order += [("rpath", expand(d, origin, machine)) for d in info.rpath if d]
+    if info.runpath is None:
+        order += [("rpath", d) for d in own_rpath(info, requester)]
+        order += [("rpath", d) for d in chain]
     ld = (environ or {}).get("LD_LIBRARY_PATH", "")
     order += [("ld_library_path", expand(d, origin, machine)) for d in re.split(r"[:;]", ld) if d]
     if info.runpath is not None:
@@ -182,13 +239,16 @@ def search_path(info: elf.ElfInfo, requester: str, environ: dict | None, machine
 
 
 def resolve(system: System, info: elf.ElfInfo, requester: str, soname: str,
-            cache: Sequence[CacheEntry]) -> Resolution:
+            cache: Sequence[CacheEntry], chain: Sequence[str] = (),
+            loaded: dict[str, tuple[str, str]] | None = None) -> Resolution:
+    """Where ``requester`` finds ``soname``.  ``loaded``: soname -> (path, via) of objects already in
+    the process (the preloaded ones), which win over any search."""
     machine = info.machine
     cands: list[tuple[str, str]] = []
     if "/" in soname:
         cands.append((soname, "direct"))
     else:
-        for via, d in search_path(info, requester, system.environ, machine):
+        for via, d in search_path(info, requester, system.environ, machine, chain):
             cands.append((f"{d}/{soname}", via))
         for e in cache:
             if e.soname == soname and _cache_matches(e, machine):
@@ -206,9 +266,65 @@ def resolve(system: System, info: elf.ElfInfo, requester: str, soname: str,
             if any(system.realpath(p) == real for p, _ in found):
                 continue  # /lib/x86_64-linux-gnu == /usr/lib/x86_64-linux-gnu on merged-/usr systems
             found.append((path, via))
+    pre = (loaded or {}).get(soname)
+    if pre and pre[0]:
+        real = system.realpath(pre[0])
+        rest = tuple(f for f in found if system.realpath(f[0]) != real)
+        return Resolution(soname, requester, pre[0], pre[1], rest)
     if not found:
         return Resolution(soname, requester, "", "unresolved", ())
     return Resolution(soname, requester, found[0][0], found[0][1], tuple(found[1:]))
+
+
+def would_win(res: Resolution, other: tuple[str, str], info: elf.ElfInfo | None) -> str:
+    """The setting under which the loader would take ``other`` (path, via) instead of ``res.path``."""
+    path, _ = other
+    d = os.path.dirname(path)
+    base = os.path.basename(path)
+    pre = f"LD_PRELOAD={path}"
+    if res.via == "preload":
+        return f"removing {base} from LD_PRELOAD / /etc/ld.so.preload"
+    if res.via == "rpath":
+        return f"{pre} (DT_RPATH of {os.path.basename(res.requested_by)} beats LD_LIBRARY_PATH)"
+    if res.via == "ld_library_path":
+        return f"{pre}, or LD_LIBRARY_PATH with {d} before {os.path.dirname(res.path)}"
+    return f"{pre}, or LD_LIBRARY_PATH={d}"
+
+
+# -- LD_PRELOAD, /etc/ld.so.preload ---------------------------------------------------------------------
+PRELOAD_FILE = "/etc/ld.so.preload"
+
+
+def preload_entries(system: System) -> list[tuple[str, str]]:
+    """(entry, where) in load order: LD_PRELOAD first, then /etc/ld.so.preload (ld.so(8))."""
+    out = [(e, "LD_PRELOAD") for e in re.split(r"[:\s]+", (system.environ or {}).get("LD_PRELOAD", "")) if e]
+    text = system.read_text(PRELOAD_FILE, limit=64 * 1024) or ""
+    lines = [ln.split("#", 1)[0] for ln in text.splitlines()]
+    out += [(e, PRELOAD_FILE) for ln in lines for e in re.split(r"[:\s]+", ln) if e]
+    return out
+
+
+def resolve_preloads(system: System, cache: Sequence[CacheEntry], machine: str = "EM_X86_64"
+                     ) -> list[tuple[str, str, str, str]]:
+    """(entry, where, path or '', soname or '') of each preloaded object.  A bare name is searched in
+    LD_LIBRARY_PATH, the cache and the default directories; the soname is read from its ELF."""
+    out = []
+    for entry, where in preload_entries(system):
+        path = ""
+        if "/" in entry:
+            path = entry if system.exists(entry) and not system.is_dir(entry) else ""
+        else:
+            dummy = elf.ElfInfo("", 64, machine, None, (), None, None)
+            res = resolve(system, dummy, "/", entry, cache)
+            path = res.path
+        soname = ""
+        if path:
+            try:
+                soname = elf.elf_info(system, path).soname or os.path.basename(path)
+            except (elf.ElfError, OSError):
+                soname = ""  # ld.so: "cannot be preloaded (invalid ELF header): ignored"
+        out.append((entry, where, path, soname))
+    return out
 
 
 # -- versions and origins ------------------------------------------------------------------------------
@@ -300,39 +416,89 @@ def library_version(system: System, path: str, soname: str, name: str,
 # -- rows -------------------------------------------------------------------------------------------
 def resolve_framework_libraries(system: System, lib_paths: Sequence[str], framework_dir: str = "",
                                 site_dir: str = "") -> list[Row]:
-    """shared_libraries + libraries rows for the DT_NEEDED of each framework GPU library."""
+    """shared_libraries + libraries rows for the DT_NEEDED of each framework GPU library, the GPU
+    libraries those need in turn, the sub-libraries they dlopen, and the preloaded objects."""
     cache: list[CacheEntry] | None = None
     cache_src = ""
     pip = PipIndex(system, [site_dir])
     shared: list[Row] = []
     libs: dict[tuple[str, str], Row] = {}
+
+    def get_cache() -> list[CacheEntry]:
+        nonlocal cache, cache_src
+        if cache is None:
+            cache, cache_src = load_cache(system)
+        return cache
+
+    # objects already in the process before any library: the preloaded ones
+    loaded: dict[str, tuple[str, str]] = {}
+    has_preload = bool(preload_entries(system))
+    if has_preload:
+        for entry, where, path, soname in resolve_preloads(system, get_cache()):
+            shared.append(row("shared_libraries", f"{where}: {entry}", soname=soname or entry, path=path,
+                              via="preload" if path else "unresolved", how="preload", requested_by=where,
+                              others=[], would_win=[]))
+            if path and soname and soname not in loaded:
+                loaded[soname] = (path, "preload")
+
+    def add_library(res: Resolution, name: str, how: str, requester: str) -> None:
+        fam = family_of(name)
+        for i, (path, via) in enumerate([(res.path, res.via), *res.others]):
+            selected = i == 0
+            key = (name, path)
+            if key in libs and (libs[key].get("selected") or not selected):
+                continue
+            version, owner, how_v = library_version(system, path, res.soname, fam, pip)
+            origin = origin_of(path, framework_dir, system.environ, owner)
+            what = "loaded" if selected else "shadowed"
+            libs[key] = row("libraries", f"{path} ({what}, via {via}{', dlopen' if how == 'dlopen' else ''}; "
+                                          f"version from {how_v})",
+                            name=name, version=version, path=path, origin=origin, selected=selected,
+                            requested_by=requester, family=fam, via=via)
+
+    # breadth-first: (object path as named, its real path, its ELF, the RPATH of its loader chain)
+    queue: list[tuple[str, str, elf.ElfInfo, tuple[str, ...]]] = []
     for lib in lib_paths:
         try:
             info = elf.elf_info(system, lib)
         except (elf.ElfError, OSError):
             continue
-        requester = system.realpath(lib)
-        for soname in info.needed:
-            if _BORING.match(soname):
+        queue.append((lib, system.realpath(lib), info, ()))
+    done: set[tuple[str, str, str]] = set()
+    visited: set[str] = {system.realpath(p) for p in lib_paths}
+    nodes = 0
+    while queue and nodes < MAX_NODES:
+        lib, requester, info, chain = queue.pop(0)
+        nodes += 1
+        child_chain = own_rpath(info, requester) + tuple(chain) if info.runpath is None else ()
+        asks = [(so, "needed") for so in info.needed if not _BORING.match(so)]
+        asks += [(so, "dlopen") for so in _dlopened(info.soname or os.path.basename(requester))]
+        for soname, how in asks:
+            key = (requester, soname, how)
+            if key in done:
                 continue
-            if cache is None:
-                cache, cache_src = load_cache(system)
-            res = resolve(system, info, requester, soname, cache)
-            src = f"ELF {lib} (DT_NEEDED {soname}); loader search" + (f", {cache_src}" if cache_src else "")
-            shared.append(row("shared_libraries", src, soname=soname, path=res.path, via=res.via,
-                              requested_by=lib, others=[p for p, _ in res.others]))
+            done.add(key)
+            # dlopen from a library: its own RPATH and its loader chain's (when it has no RUNPATH)
+            res = resolve(system, info, requester, soname, get_cache(), chain, loaded)
+            if how == "dlopen" and res.via == "unresolved":
+                continue  # an optional sub-library that is not installed anywhere
+            src = (f"ELF {lib} ({'DT_NEEDED' if how == 'needed' else 'dlopen'} {soname}); loader search"
+                   + (f", {cache_src}" if cache_src else ""))
+            shared.append(row("shared_libraries", src, soname=soname, path=res.path, via=res.via, how=how,
+                              requested_by=lib, others=[p for p, _ in res.others],
+                              would_win=[would_win(res, o, info) for o in res.others]))
             name = library_name(soname)
             if not name or not res.path:
                 continue
-            for i, (path, via) in enumerate([(res.path, res.via), *res.others]):
-                selected = i == 0
-                key = (name, path)
-                if key in libs and (libs[key].get("selected") or not selected):
-                    continue
-                version, owner, how = library_version(system, path, soname, name, pip)
-                origin = origin_of(path, framework_dir, system.environ, owner)
-                libs[key] = row("libraries", f"{path} ({'loaded' if selected else 'shadowed'}, via {via}; "
-                                              f"version from {how})",
-                                name=name, version=version, path=path, origin=origin, selected=selected,
-                                requested_by=lib)
+            add_library(res, name, how, lib)
+            real = system.realpath(res.path)
+            if real in visited:
+                continue
+            visited.add(real)
+            try:
+                child = elf.elf_info(system, res.path)
+            except (elf.ElfError, OSError):
+                continue
+            # a preloaded object was loaded by nobody: no loader chain
+            queue.append((res.path, real, child, () if res.via == "preload" else child_chain))
     return shared + list(libs.values())

@@ -274,6 +274,25 @@ def parse_misc(text: str, source: str) -> list[Row]:
     return out
 
 
+_ENV_LINE = re.compile(r"^(?:declare -x |export )?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+
+
+def parse_env_dump(text: str, source: str) -> list[Row]:
+    """``env`` / ``printenv`` / ``export -p`` output: the variables that steer the GPU stack (secrets
+    redacted by the same redactor as the live probe).  Only a block where most lines are NAME=value."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    hits = [m for m in (_ENV_LINE.match(ln.strip()) for ln in lines) if m]
+    if len(hits) < 3 or len(hits) < 0.5 * len(lines):
+        return []
+    pairs = []
+    for m in hits:
+        val = m.group(2)
+        if len(val) >= 2 and val[0] == val[-1] and val[0] in "\"'":
+            val = val[1:-1]
+        pairs.append((m.group(1), val))
+    return host.parse_environ(pairs, f"{source} (env)")
+
+
 # -- dispatch --------------------------------------------------------------------------------------
 def _parser(module, name: str) -> Callable[[str, str], list[Row]] | None:
     return getattr(module, name, None)
@@ -294,6 +313,8 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
     (re.compile(r"Cuda compilation tools, release"), nvidia, "parse_nvcc"),
     (re.compile(r"^__version__ = ['\"]", re.M), framework, "parse_torch_version_py"),
     (re.compile(r"^PRETTY_NAME=|^Linux \S+ \d+\.\d+|^ls: cannot access '/dev/|^[cd][rwx-]{9}.*?/dev/|\blib(amdhip64|cudnn|cudart|cublas|nccl|rccl|MIOpen|rocblas|hipblaslt)\.so\.\d+\.\d|\.dist-info/?$", re.M), None, "parse_misc"),
+    (re.compile(r"^(?:declare -x |export )?(?:PATH|HOME|SHELL|USER|HOSTNAME|LD_LIBRARY_PATH|CUDA_HOME|ROCM_PATH)=", re.M),
+     None, "parse_env_dump"),
     (_MENTIONS, None, "parse_mentions"),
     (re.compile(r"^Package[ \t]+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
 ]

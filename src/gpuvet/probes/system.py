@@ -243,6 +243,49 @@ class System:
     def realpath(self, path: str) -> str:
         return os.path.realpath(self._p(path)) if self.root == "/" else path
 
+    def walk_so(self, root: str, max_depth: int = 6, max_entries: int = 20000,
+                skip: Sequence[str] = ("__pycache__",), deadline: float = 2.0) -> tuple[list[str], bool]:
+        """Shared objects (``*.so``, ``*.so.N``) under ``root``, depth-first with bounds; (paths, complete)."""
+        import time
+
+        out: list[str] = []
+        seen = 0
+        stack = [(self._p(root), 0)]
+        end = time.monotonic() + deadline
+        while stack:
+            if time.monotonic() > end:
+                return sorted(out), False
+            d, depth = stack.pop()
+            try:
+                with os.scandir(d) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            for e in entries:
+                seen += 1
+                if seen > max_entries:
+                    return out, False
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        if depth < max_depth and e.name not in skip and not e.name.endswith((".dist-info", ".egg-info")):
+                            stack.append((e.path, depth + 1))
+                    elif ".so" in e.name and (e.name.endswith(".so") or ".so." in e.name):
+                        p = e.path
+                        out.append(p if self.root == "/" else "/" + os.path.relpath(p, self.root))
+                except OSError:
+                    continue
+        return sorted(out), True
+
+    def cache_dir(self) -> str | None:
+        """Where gpuvet may keep derived data between runs (GPUVET_CACHE_DIR, XDG_CACHE_HOME, ~/.cache)."""
+        env = self.environ
+        if env.get("GPUVET_NO_CACHE"):
+            return None
+        base = env.get("XDG_CACHE_HOME") or (os.path.join(env["HOME"], ".cache") if env.get("HOME") else "")
+        if not base or not os.path.isabs(base):  # the XDG spec: a relative path is ignored
+            return None
+        return os.path.join(base, "gpuvet")
+
     def access(self, path: str, mode: int) -> bool:
         return os.access(self._p(path), mode)
 
@@ -475,6 +518,24 @@ class FakeSystem(System):
 
     def realpath(self, path: str) -> str:
         return path
+
+    def walk_so(self, root: str, max_depth: int = 6, max_entries: int = 20000,
+                skip: Sequence[str] = ("__pycache__",), deadline: float = 2.0) -> tuple[list[str], bool]:
+        prefix = root.rstrip("/") + "/"
+        out = []
+        for p in self.files:
+            if not p.startswith(prefix):
+                continue
+            parts = p[len(prefix):].split("/")
+            if len(parts) - 1 > max_depth or any(x in skip or x.endswith((".dist-info", ".egg-info")) for x in parts[:-1]):
+                continue
+            name = parts[-1]
+            if name.endswith(".so") or ".so." in name:
+                out.append(p)
+        return sorted(out), True
+
+    def cache_dir(self) -> str | None:
+        return None
 
     def access(self, path: str, mode: int) -> bool:
         return self.exists(path) and path not in self.denied

@@ -74,6 +74,11 @@ def render_terminal(report: Report, color: bool = False, width: int = 80, verbos
         return TEXT_VIEWS[report.command](report)
     out = _Out(width, color)
     _verdict(out, report)
+    skipped_inputs = [i for i in report.meta.get("inputs") or [] if not i.get("recognised")]
+    for i in skipped_inputs:
+        out.para(f"! {i.get('source')}: {i.get('note') or 'not recognised'}; left out", code="33")
+    if skipped_inputs:
+        out.blank()
     failed = [f for f in report.findings if f.outcome is Outcome.FAILED]
     failed.sort(key=lambda f: (bool(f.acknowledged), -int(f.severity), f.code))
     for f in failed:
@@ -284,3 +289,39 @@ def _score(out: _Out, report: Report) -> None:
 
 def _join(items: Iterable[str]) -> str:
     return ", ".join(items)
+
+
+# -- -q and --statistics ----------------------------------------------------------------------------
+def _where(report: Report, f: Finding) -> str:
+    """Where a finding was read: the input file for pasted text, else the first evidence's source."""
+    src = report.meta.get("input") or ""
+    if not src and report.facts is not None and getattr(report.facts, "origin", "") == "pasted":
+        src = next((e.source for e in f.evidence if e.source), "")
+    if not src:
+        src = next((e.source.split(" (")[0] for e in f.evidence if e.source), "") or report.command
+    line = next((e.line for e in f.evidence if e.line), None)
+    return f"{src}:{line}" if line else src
+
+
+def render_quiet(report: Report) -> str:
+    """One line per failed finding, ``WHERE:CODE: message`` (ruff's and pip-audit's shape)."""
+    lines = [f"{_where(report, f)}:{f.code}: [{f.severity.name.lower()}] {f.title}"
+             for f in report.findings if f.outcome is Outcome.FAILED and not f.acknowledged]
+    return "".join(line + "\n" for line in lines)
+
+
+def render_statistics(report: Report) -> str:
+    """Failed findings counted per code, most first (``ruff --statistics``)."""
+    counts: dict[str, list[Finding]] = {}
+    for f in report.findings:
+        if f.outcome is Outcome.FAILED and not f.acknowledged:
+            counts.setdefault(f.code, []).append(f)
+    rows = sorted(counts.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    fixable = lambda fs: any(x.applicability.value == "safe" and x.command for f in fs for x in f.fixes)  # noqa: E731
+    out = [f"{len(fs):>4}  {code:<7} [{'*' if fixable(fs) else ' '}] {fs[0].name} ({fs[0].severity.name.lower()})"
+           for code, fs in rows]
+    if rows:
+        out.append(f"{sum(len(fs) for _, fs in rows):>4}  failed findings; [*] a safe fix exists (--show-fixes)")
+    else:
+        out.append("   0  failed findings")
+    return "\n".join(out) + "\n"
