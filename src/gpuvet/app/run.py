@@ -40,7 +40,7 @@ from .env import Environment
 DEFAULT_LOG_CAP = 8 * 1024 * 1024  # bytes of output.log: the first half and the last half kept
 MAX_KEPT_LINES = 4000  # lines of the omitted middle kept for the diagnosis (prefilter hits)
 MAX_KEPT_LINE = 4096
-READ_SIZE = 1 << 20
+READ_SIZE = 1 << 16  # a pipe holds 64 KiB; a larger buffer costs an mmap per read
 GRACE_S = 10.0
 
 # --debug: synchronous launches and verbose logging, per the vendors' debugging guides
@@ -69,23 +69,125 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 # ----------------------------------------------------------------------------------------- capture
-class Capture:
-    """The child's output in bounded memory: head, tail ring, and the prefilter-hit lines between them."""
+SENTINEL = "gpuvet-end-of-output-7f3a9c"  # fed last to grep: its line number counts the middle's lines
+MIDDLE_QUEUE = 64 * 1024 * 1024
+FEED_BATCH = 1 << 20  # bytes of omitted output waiting for the prefilter; past that, only newlines
 
-    def __init__(self, cap: int = DEFAULT_LOG_CAP, quick=None):
+
+class MiddleScan:
+    """The omitted middle of the output, streamed through ``grep -a -n -E -f PATTERNS`` with the signatures'
+    own patterns (a DFA matcher in its own process: off the pass-through path, outside the GIL); the lines it
+    prints are kept, bounded.  Line numbers are grep's (1 = the middle's first line).  Should grep fall behind,
+    a queued block is replaced by its newlines, so the numbering stays right."""
+
+    def __init__(self, grep: str, patterns: Sequence[str]):
+        import tempfile
+
+        fd, self.pfile = tempfile.mkstemp(prefix="gpuvet-patterns-", suffix=".txt")  # 0600, unpredictable
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(list(patterns) + [SENTINEL]) + "\n")
+        self.kept: list[tuple[int, bytes]] = []
+        self.newlines = 0  # newlines in what was fed: from the line number grep gives the sentinel
+        self.dropped_lines = 0
+        self.skipped_bytes = 0
+        self._q: deque[bytes | None] = deque()
+        self._queued = 0
+        self._cond = threading.Condition()
+        self.proc = subprocess.Popen([grep, "-a", "-n", "-E", "-f", self.pfile], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=dict(os.environ, LC_ALL="C"), start_new_session=True)
+        self._threads = [threading.Thread(target=self._write, daemon=True),
+                         threading.Thread(target=self._read, daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    def feed(self, data: bytes) -> None:
+        with self._cond:
+            if self._queued + len(data) > MIDDLE_QUEUE:
+                self.skipped_bytes += len(data)
+                data = b"\n" * data.count(b"\n")
+            self._q.append(data)
+            self._queued += len(data)
+            self._cond.notify()
+
+    def _write(self) -> None:
+        assert self.proc.stdin is not None
+        while True:
+            with self._cond:
+                while not self._q:
+                    self._cond.wait()
+                data = self._q.popleft()
+                if data is not None:
+                    self._queued -= len(data)
+            if data is None:
+                break
+            try:
+                self.proc.stdin.write(data)
+            except (OSError, ValueError):
+                break
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+
+    def _read(self) -> None:
+        from gpuvet.logs.match import iter_lines
+
+        assert self.proc.stdout is not None
+        for _, raw in iter_lines(self.proc.stdout, max_line=2 * MAX_KEPT_LINE):
+            num, sep, rest = raw.partition(b":")
+            if not sep or not num.isdigit():
+                continue
+            if rest == SENTINEL.encode():
+                self.newlines = int(num) - 2  # fed + "\n" + sentinel: the sentinel is line newlines + 2
+                continue
+            if len(self.kept) < MAX_KEPT_LINES:
+                self.kept.append((int(num), rest[:MAX_KEPT_LINE]))
+            else:
+                self.dropped_lines += 1
+
+    def close(self, timeout: float = 30.0) -> None:
+        with self._cond:
+            self._q.append(b"\n" + SENTINEL.encode() + b"\n")
+            self._q.append(None)
+            self._cond.notify()
+        end = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.0, end - time.monotonic()))
+        if self.proc.poll() is None:
+            _killpg(self.proc.pid, signal.SIGKILL)
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.unlink(self.pfile)
+        except OSError:
+            pass
+
+
+class Capture:
+    """The child's output in bounded memory: head, tail ring, and the lines of the omitted middle that the
+    signatures' prefilter picks (via :class:`MiddleScan`)."""
+
+    def __init__(self, cap: int = DEFAULT_LOG_CAP):
         self.head_cap = max(1, cap // 2)
         self.tail_cap = max(1, cap - self.head_cap)
-        self.quick = quick  # a compiled bytes regex: the signatures' prefilter
         self.head = bytearray()
         self.tail: deque[bytes] = deque()
         self.tail_bytes = 0
         self.total = 0
         self.lines = 0  # newlines seen
         self.evicted = 0  # bytes dropped from the middle
-        self.evicted_lines = 0  # newlines in head + everything evicted so far
+        self.middle_lines = 0  # newlines in the omitted middle (counted by grep, see MiddleScan.close)
+        self.count_evicted = False
+        self.middle_first_line = 0  # line number of the middle's first byte (once there is a middle)
         self.kept: list[tuple[int, bytes]] = []  # (line number, line) of the middle
-        self.kept_dropped = 0
-        self._carry = b""  # the partial last line of the evicted data (joined with the next eviction)
+        self.middle: MiddleScan | None = None
+        self._batch: list[bytes] = []
+        self._batch_bytes = 0
+        self._pending: list[bytes] = []  # evicted before the prefilter was ready
+        self._pending_bytes = 0
         self.last = b"\n"
         self.lock = threading.Lock()
 
@@ -99,12 +201,10 @@ class Capture:
         with self.lock:
             self.last = data[-1:]
             self.total += len(data)
-            self.lines += data.count(b"\n")
             room = self.head_cap - len(self.head)
             if room > 0:
                 part = data[:room]
                 self.head += part
-                self.evicted_lines += part.count(b"\n")
                 data = data[room:]
                 if not data:
                     return
@@ -122,30 +222,51 @@ class Capture:
     def _evict(self, blk: bytes) -> None:
         self.tail_bytes -= len(blk)
         self.evicted += len(blk)
-        first_line = self.evicted_lines + 1  # the line number _carry + blk starts on
-        self.evicted_lines += blk.count(b"\n")
-        buf = self._carry + blk
-        nl = buf.rfind(b"\n")
-        if nl < 0:
-            self._carry = buf[-MAX_KEPT_LINE:]
+        if self.count_evicted:  # no prefilter process to count them for us
+            self.middle_lines += blk.count(b"\n")
+        if self.middle is not None:  # in batches: one hand-over to the feeding thread per MiB, not per read
+            self._batch.append(blk)
+            self._batch_bytes += len(blk)
+            if self._batch_bytes >= FEED_BATCH:
+                self.middle.feed(b"".join(self._batch))
+                self._batch, self._batch_bytes = [], 0
             return
-        whole, self._carry = buf[: nl + 1], buf[nl + 1:][-MAX_KEPT_LINE:]
-        if self.quick is None:
-            return
-        done = -1
-        pos, lineno = 0, first_line
-        for m in self.quick.finditer(whole):
-            start = whole.rfind(b"\n", 0, m.start()) + 1
-            if start <= done:
-                continue
-            end = whole.find(b"\n", m.end())
-            lineno += whole.count(b"\n", pos, start)
-            pos = start
-            done = end
-            if len(self.kept) < MAX_KEPT_LINES:
-                self.kept.append((lineno, whole[start:end][:MAX_KEPT_LINE]))
+        if self._pending_bytes + len(blk) > MIDDLE_QUEUE:
+            blk = b"\n" * blk.count(b"\n")
+        self._pending.append(blk)
+        self._pending_bytes += len(blk)
+
+    def start_middle(self, scan: MiddleScan | None) -> None:
+        with self.lock:
+            self.middle = scan
+            if scan is not None:
+                for blk in self._pending:
+                    scan.feed(blk)
             else:
-                self.kept_dropped += 1
+                self.count_evicted = True
+                self.middle_lines += sum(b.count(b"\n") for b in self._pending)
+            self._pending, self._pending_bytes = [], 0
+
+    def finish(self) -> None:
+        """The child is gone: wait for the prefilter, collect the middle lines it kept, count the lines."""
+        scan = self.middle
+        if scan is not None:
+            with self.lock:
+                if self._batch:
+                    scan.feed(b"".join(self._batch))
+                    self._batch, self._batch_bytes = [], 0
+            scan.close()
+        elif not self.count_evicted:  # the prefilter never started: count what is still pending
+            self.middle_lines += sum(b.count(b"\n") for b in self._pending)
+            self._pending = []
+        with self.lock:
+            head_nl = self.head.count(b"\n")
+            self.middle_first_line = head_nl + 1
+            if scan is not None:
+                self.middle_lines = scan.newlines
+                self.kept = [(self.middle_first_line + n - 1, ln) for n, ln in scan.kept]
+                self.middle = None
+            self.lines = head_nl + self.middle_lines + sum(b.count(b"\n") for b in self.tail)
 
     def tail_bytes_joined(self) -> bytes:
         return b"".join(self.tail)
@@ -166,7 +287,7 @@ class Capture:
                 out.append((n, ln + b"\n"))
             first_nl = tail.find(b"\n")  # the tail's first line is partial
             if first_nl >= 0:
-                out.append((self.evicted_lines + 2, tail[first_nl + 1:]))
+                out.append((self.lines - tail.count(b"\n") + 2, tail[first_nl + 1:]))
             return out
 
     def log_bytes(self) -> bytes:
@@ -322,10 +443,10 @@ class _Forwarder:
 
 def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sink, timeout: float | None,
               on_hang: Callable[[int], str] | None = None, log_cap: int = DEFAULT_LOG_CAP,
-              grace: float = GRACE_S, quick=None) -> Outcome:
+              grace: float = GRACE_S, middle: Callable[[], MiddleScan | None] | None = None) -> Outcome:
     """Run ``argv``; pass its output to ``out``/``err``; capture it; return how it ended."""
     oc = Outcome(list(argv))
-    cap = Capture(log_cap, quick)
+    cap = Capture(log_cap)
     oc.capture = cap
     t0 = time.monotonic()
     with _Forwarder(grace) as fwd:
@@ -357,6 +478,11 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
                    threading.Thread(target=pump, args=(proc.stderr.fileno(), err), daemon=True)]
         for t in threads:
             t.start()
+        if middle is not None:  # the signatures' prefilter starts while the child already runs
+            try:
+                cap.start_middle(middle())
+            except Exception:  # noqa: BLE001 - without it the middle lines are not kept; the run goes on
+                cap.start_middle(None)
         try:
             try:
                 proc.wait(timeout=timeout)
@@ -387,6 +513,7 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
                     f.close()
                 except OSError:
                     pass
+            cap.finish()
         oc.forwarded = fwd.received
     oc.seconds = time.monotonic() - t0
     rc = proc.returncode
@@ -534,14 +661,22 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
 
     system = env.system()
     out, err = Sink(env.stdout), Sink(env.stderr)
-    catalog = load_catalog()
-    quick = catalog.quick_bytes
     child_env = dict(env.environ)
+
+    def middle() -> MiddleScan | None:
+        import shutil
+
+        grep = shutil.which("grep", path=env.environ.get("PATH") or os.defpath)
+        if not grep:
+            return None
+        from gpuvet.logs.extract import PREFILTER_PATTERNS
+
+        return MiddleScan(grep, list(load_catalog().patterns()) + list(PREFILTER_PATTERNS))
 
     def hang(pid: int) -> str:
         return native_backtrace(system, pid)
 
-    oc = run_child(opts.argv, child_env, out, err, opts.timeout, hang, opts.log_cap, opts.grace, quick)
+    oc = run_child(opts.argv, child_env, out, err, opts.timeout, hang, opts.log_cap, opts.grace, middle)
     res = RunResult(oc.exit_status, oc)
     if oc.started_error is not None:
         err.text(redact_text(f"gpuvet: cannot run {opts.argv[0]}: {oc.started_error}\n"))
@@ -567,11 +702,11 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
         err.text(f"gpuvet: {oc.describe()}; re-running with debug switches: "
                  f"{' '.join(f'{k}={v}' for k, v in DEBUG_ENV.items())}\n")
         debug_oc = run_child(opts.argv, dict(child_env, **DEBUG_ENV), out, err, opts.timeout, hang, opts.log_cap,
-                             opts.grace, quick)
+                             opts.grace, middle)
         if debug_oc.capture is not None:
             write_private(bdir, "debug-output.log", redacted_log(debug_oc.capture.log_bytes()))
     try:
-        res.report = _write_bundle(bdir, oc, debug_oc, env, system, opts.here, catalog)
+        res.report = _write_bundle(bdir, oc, debug_oc, env, system, opts.here, load_catalog())
     except OSError as exc:
         err.text(redact_text(f"gpuvet: could not complete the crash bundle {bdir}: {exc.strerror or exc}\n"))
         return res
