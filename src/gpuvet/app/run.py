@@ -710,9 +710,17 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
     except OSError as exc:
         err.text(redact_text(f"gpuvet: could not complete the crash bundle {bdir}: {exc.strerror or exc}\n"))
         return res
+    report = res.report
+    if not report.extra.get("diagnoses") and not report.extra.get("user_code_signals"):
+        # a plain failure: nothing in the output points anywhere; one line, not the whole stack
+        err.text(redact_text(f"\ngpuvet: the command {oc.describe()}; nothing in its output points at the GPU stack. "
+                             f"Crash bundle: {bdir} (gpuvet diagnose {os.path.join(bdir, 'output.log')} --here "
+                             f"for the stack)\n"))
+        return res
     from gpuvet.render import render
 
-    text = render(res.report, "terminal", color=False, width=env.width)
+    report.extra["hide_stack"] = True  # the diagnosis and its evidence; the stack is in the bundle
+    text = render(report, "terminal", color=False, width=env.width)
     err.text(redact_text(f"\ngpuvet: the command {oc.describe()}. Crash bundle: {bdir}\n{text}"))
     return res
 
