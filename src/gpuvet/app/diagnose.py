@@ -56,10 +56,18 @@ def scan_stream(stream: IO[bytes], catalog: Catalog | None = None, head_bytes: i
     for first, block in iter_blocks(stream):
         if len(head) < head_bytes:
             head += block[: head_bytes - len(head)]
+        if sc.hints_everywhere and seen + len(block) > HINT_BYTES:
+            # context hints on every line of the first HINT_BYTES only, not of the whole first block (1 MiB:
+            # ~15,000 lines of a deep traceback each through the hint patterns)
+            cut = block.rfind(b"\n", 0, max(0, HINT_BYTES - seen)) + 1
+            if cut > 0:
+                sc.feed_block(first, block[:cut])
+                seen += cut
+                first += block.count(b"\n", 0, cut)
+                block = block[cut:]
+            sc.hints_everywhere = False  # context hints: from the head and from candidate lines only
         sc.feed_block(first, block)
         seen += len(block)
-        if seen >= HINT_BYTES:
-            sc.hints_everywhere = False  # context hints: from the head and from candidate lines only
     return sc.result, bytes(head)
 
 
