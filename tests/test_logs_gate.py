@@ -33,7 +33,14 @@ def _corpus_lines() -> list[str]:
     return lines
 
 
-LINES = _corpus_lines()
+def _sample(lines: list[str], n: int = 12000) -> list[str]:
+    """Distinct lines, a deterministic sample of at most ``n`` (keeps the test fast on 2 CPUs)."""
+    uniq = list(dict.fromkeys(ln[:600] for ln in lines))
+    step = max(1, len(uniq) // n)
+    return uniq[::step]
+
+
+LINES = _sample(_corpus_lines())
 HINT_SAMPLES = ["gfx1030", "Radeon RX 6700 XT", "torch 2.3.0+cu121", "NVIDIA H100-SXM", "A100-PCIE-40GB",
                 "version 2.4.0.dev20240601", "1.2.0rc1", "node-3 | loss", "Driver Version: 535.104.05",
                 "override it to gfx 1030", "OVERRIDING THE GFX VERSION TO gfx1030", "535.104,", "C:\\Users\\x",
