@@ -104,7 +104,7 @@ def take(opts: SnapshotOptions, env: Environment) -> Taken:
         def _open() -> None:
             try:
                 store = open_db(opts.db, env)
-                store.engine  # noqa: B018 - connect and migrate now
+                store.prepare()  # connect (and create / migrate) now
                 opened["store"] = store
             except Exception as exc:  # noqa: BLE001 - re-raised below, in the caller's thread
                 opened["error"] = exc
@@ -215,6 +215,9 @@ def history(db: str | None, env: Environment, limit: int | None = None) -> tuple
     store = open_db(db, env)
     with _store_errors():
         recs = store.snapshots(limit)
+        counts = store.run_counts()
+    for r in recs:
+        r.summary = dict(r.summary, runs=counts.get(r.id, {}))
     where = store.where()
     store.close()
     return recs, where
