@@ -34,8 +34,11 @@ def diff(ctx, a, b, python, fmt, output, verbose, select, ignore, ack, fail_on, 
     if fmt == "terminal" and not output:
         ia, ib = report.meta["a"], report.meta["b"]
         n = sum(1 for f in report.findings if f.failed)
-        env.stdout.write(f"diff {ia['ref']} ({(ia.get('created_at') or '')[:19]}) -> {ib['ref']} "
-                         f"({(ib.get('created_at') or '')[:19]}): {n} change(s)\n\n")
+        def when(i):
+            return (i.get("created_at") or "")[:16].replace("T", " ")
+
+        env.stdout.write(f"diff {ia['ref']} -> {ib['ref']}: {n} change(s)\n"
+                         f"     taken {when(ia)} -> {when(ib)} UTC\n\n")
     emit(report, env, fmt, output, verbose, **more)
     return int(exit_code(report, policy.fail_on))
 

@@ -34,9 +34,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
-from gpuvet.model.redact import redact_text
+from gpuvet.model.redact import is_secret_name, redact_text
 
 ENV_VAR = "GPUVET_DB"
+MASK = "***"
 DB_FILE = "history.sqlite"
 
 
@@ -92,7 +93,13 @@ def redact_json(value: Any) -> Any:
     if isinstance(value, str):
         return redact_text(value)
     if isinstance(value, Mapping):
-        return {redact_text(str(k)): redact_json(v) for k, v in value.items()}
+        out = {redact_text(str(k)): (MASK if is_secret_name(str(k)) and isinstance(v, str) and v else redact_json(v))
+               for k, v in value.items()}
+        # a {"name": SECRET_NAME, "value": ...} row (env_vars, docker inspect labels): mask the value
+        if isinstance(value.get("name"), str) and isinstance(value.get("value"), str) and value["value"] \
+                and is_secret_name(value["name"]):
+            out["value"] = MASK
+        return out
     if isinstance(value, (list, tuple)):
         return [redact_json(v) for v in value]
     return value
