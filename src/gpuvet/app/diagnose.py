@@ -200,7 +200,8 @@ def diagnose_text(text: str, source: str = "<text>", live: Facts | None = None) 
     return build_report(scan, facts, findings_for(facts, live is not None), source, started)
 
 
-def diagnose_stream(stream: IO[bytes], source: str, live: Facts | None = None) -> Report:
+def diagnose_stream(stream: Any, source: str, live: Facts | None = None) -> Report:
+    """``stream``: a binary stream (IO[bytes] or inputs.Peek)."""
     started = time.monotonic()
     scan, head = scan_stream(stream)
     facts = facts_from_text(head.decode("utf-8", "replace"), source, scan, live)

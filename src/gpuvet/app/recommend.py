@@ -96,7 +96,8 @@ def judge(release: q.TorchRelease, variant: q.Variant, m: Machine, kb: Any) -> l
         why.append("the KB records no Python range for this release")
     if m.glibc and release.manylinux:
         need = q.manylinux_glibc(kb, release.manylinux)
-        if need and q.parse_version(m.glibc) < q.parse_version(need):
+        have_v, need_v = q.parse_version(m.glibc), q.parse_version(need)
+        if have_v is not None and need_v is not None and have_v < need_v:
             why.append(f"glibc {m.glibc} < {need} ({release.manylinux})")
     return why
 

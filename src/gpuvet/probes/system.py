@@ -148,10 +148,9 @@ class System:
         want ``hipconfig --full``) share one run, the later caller waiting for the first."""
         key = (tuple(argv), timeout)
         with self._runs_lock:
-            pending = self._runs.get(key)
-            owner = pending is None
-            if owner:
-                pending = self._runs[key] = _Pending()
+            found = self._runs.get(key)
+            owner = found is None
+            pending = self._runs[key] = _Pending() if found is None else found
         if owner:
             try:
                 pending.result = self._run(tuple(argv), timeout)
