@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuvet.model import Report
 
@@ -58,7 +59,7 @@ def examined_python(opts: CheckOptions, env: Environment) -> str:
     return opts.python or env.environ.get("GPUVET_PYTHON") or sys.executable
 
 
-def pasted_inputs(texts: list[tuple[str, str]]):
+def pasted_inputs(texts: list[tuple[str, str]]) -> tuple[Any, list[dict[str, Any]]]:
     """The facts of several pasted files: each file read on its own, what it was recognised as (or
     that it was not), and one error (exit 3) only when no file held anything recognisable.
 

@@ -25,7 +25,7 @@ class Environment:
     clock: Callable[[], float] = time.monotonic
     cwd: str = field(default_factory=os.getcwd)
 
-    def system(self, python: str | None = None):
+    def system(self, python: str | None = None) -> Any:
         """The machine.  ``python``: another interpreter whose installed packages to examine."""
         if self.system_factory is not None:
             return self.system_factory()
