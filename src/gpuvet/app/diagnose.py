@@ -275,19 +275,25 @@ def run(opts: DiagnoseOptions, env: Environment) -> Report | None:
     from .facts import live_facts
     from .inputs import check_log_file, open_log_stdin
 
+    from .engine import stamp
+
     if bool(opts.log) == bool(opts.follow):
         raise UsageError("give exactly one of FILE (or -) and --follow FILE")
+    started, started_wall = env.clock(), env.wall_clock()
     live = live_facts(env, deadline=4.0) if opts.here else None
+    report: Report | None
     if opts.follow:
-        return follow(opts.follow, env, live, opts.wait_s)
-    if opts.log == "-":
-        return diagnose_stream(open_log_stdin(env), "<stdin>", live)
-    assert opts.log is not None
-    check_log_file(opts.log)
-    try:
-        return diagnose_path(opts.log, live, fast=opts.fast)
-    except OSError as exc:
-        raise GpuvetError(f"cannot read log {opts.log}: {exc.strerror or exc}") from None
+        report = follow(opts.follow, env, live, opts.wait_s)
+    elif opts.log == "-":
+        report = diagnose_stream(open_log_stdin(env), "<stdin>", live)
+    else:
+        assert opts.log is not None
+        check_log_file(opts.log)
+        try:
+            report = diagnose_path(opts.log, live, fast=opts.fast)
+        except OSError as exc:
+            raise GpuvetError(f"cannot read log {opts.log}: {exc.strerror or exc}") from None
+    return None if report is None else stamp(report, env, started_wall, started, live=opts.here)
 
 
 def follow(path: str, env: Environment, live: Facts | None, wait_s: float | None,

@@ -203,7 +203,7 @@ def run(opts: RecommendOptions, env: Any) -> Report:
     from .engine import build_report
     from .facts import live_facts
 
-    started = env.clock()
+    started, started_wall = env.clock(), env.wall_clock()
     kb = kbmod.load()
     if opts.description is not None:
         from .compat import DescriptionError, build_facts
@@ -218,4 +218,6 @@ def run(opts: RecommendOptions, env: Any) -> Report:
     report = build_report("recommend", facts, [], kb)
     report.meta["elapsed_s"] = round(env.clock() - started, 3)
     report.extra = result
-    return report
+    from .engine import stamp
+
+    return stamp(report, env, started_wall, started, live=opts.description is None)

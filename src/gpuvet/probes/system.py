@@ -139,6 +139,11 @@ class System:
 
         return "%d.%d.%d" % sys.version_info[:3]
 
+    def hostname(self) -> str:
+        import platform
+
+        return platform.node()
+
     # -- commands -------------------------------------------------------------------------------
     def which(self, name: str) -> str | None:
         return shutil.which(name, path=self.environ.get("PATH", os.defpath))
@@ -357,6 +362,7 @@ class FakeSystem(System):
 
     paths: list[str] = field(default_factory=list)
     pyversion: str = "3.11.7"
+    host: str = "fake-host"
 
     def __post_init__(self) -> None:
         self.environ = dict(self.env)
@@ -369,6 +375,9 @@ class FakeSystem(System):
 
     def python_version(self) -> str:
         return self.pyversion
+
+    def hostname(self) -> str:
+        return self.host
 
     def which(self, name: str) -> str | None:
         if name in self.executables:
