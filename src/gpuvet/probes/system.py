@@ -165,6 +165,14 @@ class System:
             pending.done.wait(timeout + 2)
         return pending.result or CommandResult(tuple(argv), None, error="timeout")
 
+    def spawn(self, argv: Sequence[str], extra_env: Mapping[str, str] | None = None) -> subprocess.Popen:
+        """Start a long-running reader (e.g. ``grep`` over a large log) whose stdout the caller streams;
+        stdin and stderr are closed.  The caller waits for it or kills it.  Raises OSError."""
+        env = dict(self.environ)
+        env.update(extra_env or {})
+        return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=env)
+
     def _run(self, argv: tuple[str, ...], timeout: float) -> CommandResult:
         exe = argv[0] if os.sep in argv[0] else self.which(argv[0])
         if not exe:
