@@ -144,7 +144,10 @@ def findings_for(facts: Facts, live: bool = False) -> list[Finding]:
         from gpuvet.checks.registry import all_checks
 
         return run_checks(facts, all_checks(), kb.load(), options={"live": live})
-    except Exception:
+    except Exception as exc:  # the checks must not sink a diagnosis; the failure shows in probe_errors
+        from gpuvet.model import ProbeError
+
+        facts.fail(ProbeError("checks", (), f"the checks could not run: {type(exc).__name__}: {exc}"))
         return []
 
 
