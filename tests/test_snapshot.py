@@ -113,6 +113,7 @@ def test_damaged_newer_and_edited_snapshots_are_one_line_errors(tmp_path):
         "truncated": (text[: len(text) // 2], "is truncated"),
         "notjson": ("{'kind': 1,\n oops", "is not valid JSON"),
         "empty": ("", "is empty"),
+        "text": ("vm\n", "is not valid JSON"),
         "edited": (json.dumps(edited), "was changed after gpuvet wrote it"),
         "newer": (json.dumps(newer), "written by a newer gpuvet (snapshot schema 2"),
         "report": (json.dumps({"schema_version": 1, "command": "check", "findings": []}), "is not a gpuvet snapshot"),
