@@ -27,7 +27,8 @@ def _case(code: str, kind: str):
     if KNOWN_MISSES.get(code, ("", ""))[0] == kind:
         pytest.xfail(f"known miss: {code} has no {kind} case ({KNOWN_MISSES[code][1]})")
     doc = CASES.get(code, {}).get(kind)
-    assert doc is not None, f"{code}: no case that {kind} (run tools/gen_rule_cases.py, or add a test)"
+    assert doc is not None, (f"{code}: no case that {kind}: give it a unit test that {kind}, list that test file in "
+                             "tools/gen_rule_cases.py TESTS if it is new, and run the tool (or add it to KNOWN_MISSES)")
     return case_facts(doc), doc.get("options", {})
 
 
