@@ -181,6 +181,7 @@ class Capture:
         self.evicted = 0  # bytes dropped from the middle
         self.middle_lines = 0  # newlines in the omitted middle (counted by grep, see MiddleScan.close)
         self.count_evicted = False
+        self.on_first_evict: Callable[[], None] | None = None
         self.middle_first_line = 0  # line number of the middle's first byte (once there is a middle)
         self.kept: list[tuple[int, bytes]] = []  # (line number, line) of the middle
         self.middle: MiddleScan | None = None
@@ -220,6 +221,8 @@ class Capture:
                     self.tail.appendleft(blk[excess:])
 
     def _evict(self, blk: bytes) -> None:
+        if not self.evicted and self.on_first_evict is not None:
+            self.on_first_evict()  # the prefilter is started only when there is a middle to scan
         self.tail_bytes -= len(blk)
         self.evicted += len(blk)
         if self.count_evicted:  # no prefilter process to count them for us
@@ -478,11 +481,21 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
                    threading.Thread(target=pump, args=(proc.stderr.fileno(), err), daemon=True)]
         for t in threads:
             t.start()
-        if middle is not None:  # the signatures' prefilter starts while the child already runs
-            try:
-                cap.start_middle(middle())
-            except Exception:  # noqa: BLE001 - without it the middle lines are not kept; the run goes on
-                cap.start_middle(None)
+        starter: list[threading.Thread] = []
+        if middle is not None:  # the signatures' prefilter starts (in the background) once output overflows
+
+            def start() -> None:
+                try:
+                    cap.start_middle(middle())
+                except Exception:  # noqa: BLE001 - without it the middle lines are not kept; the run goes on
+                    cap.start_middle(None)
+
+            def on_first_evict() -> None:
+                th = threading.Thread(target=start, daemon=True)
+                starter.append(th)
+                th.start()
+
+            cap.on_first_evict = on_first_evict
         try:
             try:
                 proc.wait(timeout=timeout)
@@ -513,6 +526,8 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
                     f.close()
                 except OSError:
                     pass
+            for th in starter:
+                th.join(60)
             cap.finish()
         oc.forwarded = fwd.received
     oc.seconds = time.monotonic() - t0
