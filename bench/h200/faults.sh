@@ -40,7 +40,8 @@ cuda = r"""
 __global__ void add_one(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }
 torch::Tensor add1(torch::Tensor x) {
   add_one<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), x.numel());
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  cudaError_t err = cudaGetLastError();
+  TORCH_CHECK(err == cudaSuccess, "CUDA error: ", cudaGetErrorString(err));
   return x;
 }
 """
@@ -115,8 +116,9 @@ echo "scenarios took $((t1 - t0)) s" >> "$D/rc.txt"
 
 # speed with the extension scan in (cold cache first, then warm runs)
 rm -rf ~/.cache/gpuvet/elf
-[ -z "${FAULTS_NO_SPEED:-}" ] && timeout 200 python3 bench/check_speed.py --runs 5 --label h200-h10 --python python3 > "$D/check_speed.txt" 2>&1
+[ -z "${FAULTS_NO_SPEED:-}" ] && timeout 200 python3 bench/check_speed.py --runs 3 --label h200-h10 --python python3 > "$D/check_speed.txt" 2>&1
 cp bench/results/check_speed-h200-h10.* "$D/" 2>/dev/null
+timeout 60 python3 bench/profile_check.py > "$D/profile_check.txt" 2>&1
 
 python3 bench/h200/faults_summary.py "$D" > "$OUT/faults-summary.txt" 2>&1
 tar czf "$OUT/faults.tgz" -C "$OUT" faults
