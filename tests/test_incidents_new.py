@@ -11,18 +11,13 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from gpuvet.logs.signatures import CAUSES
+from gpuvet.model.taxonomy import CAUSES, COMPONENTS, LABELS
 
 NEW = ROOT / "bench" / "incidents-new"
 HALVES = ("tuning", "frozen")
 CASES = sorted(p for h in HALVES for p in (NEW / h).glob("*.yaml"))
 # the taxonomy of ../shared/benchmarks/incidents/CASE_FORMAT.md
-TAXONOMY = ("gpu-arch-unsupported", "driver-too-old", "runtime-mismatch", "cpu-only-build", "wrong-vendor-build",
-            "device-access", "companion-mismatch", "extension-abi", "prerelease-regression",
-            "math-library-unsupported", "kernel-cache-db", "memory-allocator", "collective-comm", "toolchain",
-            "hardware-fault", "other", "none")
-COMPONENTS = ("driver", "runtime", "framework-build", "companion-package", "extension", "system-library",
-              "config-env", "container", "hardware", "user-code")
+TAXONOMY = LABELS  # gpuvet.model.taxonomy: the causes plus none
 KEYS = {"id", "source", "platform", "gpu", "inputs", "label", "confidence"}
 LABEL_KEYS = {"cause", "component", "detail", "fix", "evidence_in_inputs"}
 

@@ -60,7 +60,29 @@ def test_recommend_described_amd_and_none():
     assert r.code == 1 and "No torch build" in r.out  # gfx1010 is in no official wheel line
     r = run_cli(["recommend", "--gpu", "Tesla V100", "--driver", "535.104.05", "--python", "3.9", "--format", "json"])
     rec = r.json()["recommendation"]
-    assert rec["variant"] in ("cu118", "cu121") and rec["torch"].startswith("2.")
+    assert rec["variant"].startswith(("cu11", "cu12")) and rec["torch"].startswith("2.")
+    if rec["variant"] > "cu122":  # driver 535 supports CUDA 12.2: a newer 12.x runs under minor-version compat
+        assert "minor-version compatibility" in rec["note"]
+
+
+def test_recommend_honours_cuda_minor_version_compatibility():
+    """Driver 470.82 supports CUDA 11.4; the KB's cu118 lines run there under minor-version compatibility
+    (driver >= 450.80.02), as `compat` says, so recommend must not come back empty."""
+    r = run_cli(["recommend", "--gpu", "A100", "--driver", "470.82", "--format", "json"])
+    assert r.code == 0, r.out
+    rec = r.json()["recommendation"]
+    assert rec["variant"] == "cu118" and "450.80.02" in rec["note"]
+    c = run_cli(["compat", "--torch", rec["torch"], "--cuda", "11.8", "--driver", "470.82", "--gpu", "A100"])
+    assert c.code == 0 and c.out.startswith("Verdict: works")
+
+
+def test_compat_alternative_names_only_builds_the_kb_records():
+    # torch 2.1 cu121 on driver 515 (CUDA 11.7): the alternative is a recorded cu11x line, with its command
+    r = run_cli(["compat", "--torch", "2.1", "--cuda", "12.1", "--driver", "515.43.04", "--gpu", "A100", "--format", "json"])
+    fixes = [x for f in r.json()["findings"] if f["code"] == "DRV001" for x in f["fixes"]]
+    alt = [x for x in fixes if x["text"].startswith("Or install torch")]
+    assert alt and "--index-url https://download.pytorch.org/whl/cu11" in alt[0]["command"]
+    assert "or older" not in " ".join(x["text"] for x in fixes)
 
 
 def test_recommend_on_h200_facts_names_the_installed_build():

@@ -2,11 +2,12 @@
 names the source it was read from; plus consistency checks between the tables."""
 from __future__ import annotations
 
-import json
 import re
 from importlib import resources
 
 import jsonschema
+
+from gpuvet.kb.schema import load_schema
 import pytest
 import yaml
 
@@ -36,7 +37,7 @@ def test_table_validates_against_its_schema(name):
     assert name.rsplit(".", 1)[0] == table, f"{name}: one file per table, named after it ({table})"
     schema_file = SCHEMAS / f"{table}.schema.json"
     assert schema_file.is_file(), f"no schema kb/schemas/{table}.schema.json for {name}"
-    schema = json.loads(schema_file.read_text(encoding="utf-8"))
+    schema = load_schema(table)  # the taxonomy filled in from gpuvet.model.taxonomy
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema.get("$schema", "").endswith("2020-12/schema"), f"{table}: schema must be draft 2020-12"
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.path))
@@ -68,7 +69,7 @@ def test_kb_stamp():
 
 
 def test_schema_rejects_an_entry_without_source():
-    schema = json.loads((SCHEMAS / "gpu_models.schema.json").read_text())
+    schema = load_schema("gpu_models")
     bad = {"table": "gpu_models", "entries": [{"vendor": "nvidia", "names": ["X"], "arch": "sm_90",
                                                "compute_capability": "9.0", "family": "Hopper"}]}
     assert list(jsonschema.Draft202012Validator(schema).iter_errors(bad))
@@ -122,3 +123,18 @@ def test_known_issue_specifiers_parse():
         for key in ("torch", "package_version"):
             if key in e["when"]:
                 SpecifierSet(e["when"][key])
+
+
+def test_schemas_read_the_taxonomy_and_reject_a_cause_outside_it():
+    from gpuvet.model.taxonomy import CAUSES, COMPONENTS, LABELS
+
+    sig = load_schema("signatures")
+    assert sig["$defs"]["cause"]["enum"] == list(LABELS) and sig["$defs"]["component"]["enum"] == list(COMPONENTS)
+    for e in SCHEMAS.iterdir():  # no schema file spells the vocabulary out
+        if e.name.endswith(".schema.json"):
+            assert "gpu-arch-unsupported" not in e.read_text() and "framework-build" not in e.read_text(), e.name
+    doc = load("known_issues.yaml")
+    bad = dict(doc, entries=[dict(doc["entries"][0], cause="cosmic-rays")])
+    errs = list(jsonschema.Draft202012Validator(load_schema("known_issues")).iter_errors(bad))
+    assert any("cosmic-rays" in e.message for e in errs)
+    assert set(CAUSES) < set(LABELS)

@@ -101,6 +101,8 @@ def test_into_builds_verifies_and_a_failure_half_way_touches_nothing(tmp_path, w
     assert r.code == 0, r.out[-3000:]
     rep = r.json()
     assert rep["into"]["state"] == "verified"
+    cost = rep["plan"]["cost"]  # sizes read from the wheel directory: both wheels known
+    assert 0 < cost["download_bytes_known"] < 10_000 and "download_size_unknown" not in cost
     assert {f["code"]: f["outcome"] for f in rep["findings"]} == {
         "RBK001": "passed", "RBK002": "passed", "RBK003": "passed", "RBK004": "passed", "RBK005": "passed",
         "RBK006": "skipped"}
@@ -147,8 +149,8 @@ def test_into_rebuilds_torch_cpu_and_runs_the_smoke_test(tmp_path):
     assert run_cli(["snapshot", "--python", str(src / "bin" / "python"), "--label", "torch-cpu"], environ=env).code == 0
     into = tmp_path / "torchenv"
     maps = ["--index-map", f"cpu=file://{local_index}", "--index-map", f"default=file://{local_index}"]
-    r = run_cli(["rollback", "--to", "torch-cpu", "--into", str(into), "--find-links", links, *maps, "--format", "json"],
-                environ=env)
+    r = run_cli(["rollback", "--to", "torch-cpu", "--into", str(into), "--find-links", links, *maps, "--validate",
+                 "--format", "json"], environ=env)
     rep = r.json()
     assert r.code == 0, json.dumps(rep.get("findings"), indent=1)[-3000:]
     marker = json.loads((into / ".gpuvet-rollback.json").read_text())
@@ -158,3 +160,5 @@ def test_into_rebuilds_torch_cpu_and_runs_the_smoke_test(tmp_path):
     assert smoke["matmul_max_rel_err"] < 1e-4 and smoke["conv2d_max_rel_err"] < 1e-4
     fw = [s for s in rep["plan"]["steps"] if "framework" in s["title"]][0]
     assert "torch==2.13.0+cpu" in fw["packages"] and fw["index_url"] == f"file://{local_index}"
+    outcomes = {f["code"]: f["outcome"] for f in rep["findings"]}
+    assert outcomes["RBK006"] == "passed" and outcomes["RBK007"] == "passed"  # smoke test, gpuvet validate quick

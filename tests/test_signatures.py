@@ -12,7 +12,8 @@ import yaml
 
 from gpuvet.logs.match import Scanner
 from gpuvet.logs.normalize import normalize
-from gpuvet.logs.signatures import CAUSES, COMPONENTS, anchors, build_catalog, load_catalog
+from gpuvet.logs.signatures import anchors, build_catalog, load_catalog
+from gpuvet.model.taxonomy import CAUSES, COMPONENTS
 
 DATA = yaml.safe_load((resources.files("gpuvet.kb") / "data" / "signatures.yaml").read_text(encoding="utf-8"))
 SCHEMA = json.loads((resources.files("gpuvet.kb") / "schemas" / "signatures.schema.json").read_text(encoding="utf-8"))

@@ -113,6 +113,7 @@ def test_damaged_newer_and_edited_snapshots_are_one_line_errors(tmp_path):
         "truncated": (text[: len(text) // 2], "is truncated"),
         "notjson": ("{'kind': 1,\n oops", "is not valid JSON"),
         "empty": ("", "is empty"),
+        "text": ("vm\n", "is not valid JSON"),
         "edited": (json.dumps(edited), "was changed after gpuvet wrote it"),
         "newer": (json.dumps(newer), "written by a newer gpuvet (snapshot schema 2"),
         "report": (json.dumps({"schema_version": 1, "command": "check", "findings": []}), "is not a gpuvet snapshot"),
@@ -138,3 +139,36 @@ def test_secrets_in_the_environment_never_reach_snapshots_or_the_store(tmp_path)
         assert token.encode() not in blob and b"pa55w0rdXYZ" not in blob
     doc = json.loads(out.read_text())
     assert {r["name"]: r["value"] for r in doc["facts"]["env_vars"]}.get("CUDA_VISIBLE_DEVICES") == "0"
+
+
+def test_real_machine_os_packages_trees_and_container(tmp_path):
+    r = run_cli(["snapshot", "--no-store", "--format", "json", "--container", "no-such-container"], environ=_env(tmp_path))
+    assert r.code == 0, r.err
+    doc = r.json()
+    status = Path("/var/lib/dpkg/status")
+    if status.exists() and "\nPackage: rocminfo\n" in status.read_text(errors="replace"):
+        assert doc["os_packages"]["manager"] == "dpkg"
+        assert "rocminfo" in [p["name"] for p in doc["os_packages"]["packages"]]
+        assert all(p["version"] for p in doc["os_packages"]["packages"])
+    if Path("/usr/local/cuda").is_symlink():
+        active = [t for t in doc["gpu_trees"]["trees"] if t["vendor"] == "nvidia" and t["active"]]
+        assert active and "/usr/local/cuda" in active[0]["via"] and active[0]["version"]
+    hv = doc["container"]["host_view"]  # docker missing, no daemon, or no such container: recorded, not raised
+    assert hv["name"] == "no-such-container" and "error" in hv
+
+
+def test_rocm_trees_and_the_active_one():
+    from gpuvet.probes.stack_trees import gpu_trees
+    from gpuvet.probes.system import FakeSystem
+
+    class Linked(FakeSystem):
+        def realpath(self, path):
+            links = {"/opt/rocm": "/opt/rocm-5.7.0", "/etc/alternatives/rocm": "/opt/rocm-5.7.0"}
+            return links.get(path, path)
+
+    s = Linked(files={"/opt/rocm-5.6.1/.info/version": "5.6.1-93\n", "/opt/rocm-5.7.0/.info/version": "5.7.0-63\n",
+                      "/opt/rocm/.info/version": "5.7.0-63\n", "/etc/alternatives/rocm/.info/version": "5.7.0-63\n"},
+               env={"ROCM_PATH": "/opt/rocm-5.6.1"})
+    trees = {t["path"]: t for t in gpu_trees(s)["trees"]}
+    assert trees["/opt/rocm-5.6.1"]["version"] == "5.6.1" and trees["/opt/rocm-5.6.1"]["via"] == ["ROCM_PATH"]
+    assert trees["/opt/rocm-5.7.0"]["active"] and trees["/opt/rocm-5.7.0"]["via"] == ["/etc/alternatives/rocm", "/opt/rocm"]

@@ -29,7 +29,7 @@ from typing import IO, Any, Sequence
 from gpuvet.logs.match import Scanner, ScanResult, iter_blocks, iter_lines
 from gpuvet.logs.rank import Diagnosis, rank, user_code_signals
 from gpuvet.logs.signatures import Catalog, load_catalog
-from gpuvet.model import Evidence, Facts, Finding, Fix, Outcome, Report, Severity
+from gpuvet.model import Applicability, Evidence, Facts, Finding, Fix, Outcome, Report, Severity
 from gpuvet.model.errors import GpuvetError
 
 from .env import Environment
@@ -165,7 +165,16 @@ def build_report(scan: ScanResult, facts: Facts, findings: Sequence[Finding], so
     from gpuvet import __version__, kb
 
     diags = rank(scan, [f for f in findings if f.failed])
-    report = Report(command="diagnose", findings=[to_finding(d) for d in diags], facts=facts, score=None)
+    settle = _settle(scan, facts, diags)
+    out = [to_finding(d) for d in diags]
+    if out and settle:
+        from dataclasses import replace
+
+        from gpuvet.logs.settle import settle_text
+
+        out[0] = replace(out[0], fixes=out[0].fixes + (Fix(settle_text(settle), Applicability.DISPLAY_ONLY,
+                                                          settle[0]["command"]),))
+    report = Report(command="diagnose", findings=out, facts=facts, score=None)
     try:
         stamp: Any = kb.load().stamp()
     except Exception:
@@ -177,11 +186,28 @@ def build_report(scan: ScanResult, facts: Facts, findings: Sequence[Finding], so
         "diagnoses": [d.to_dict() for d in diags],
         "user_code_signals": user_code_signals(scan),
         "verdict": _verdict(diags),
+        # commands whose output would settle the top diagnosis (facts the text does not show)
+        "settle": settle,
+        # explanations from the facts that are not causes (rocminfo's Runtime Version is the HSA API, ...)
+        "notes": [{"code": f.code, "title": f.title, "why": f.why} for f in findings
+                  if f.failed and f.severity == Severity.INFO],
         "scan": {"lines": scan.lines, "candidate_lines": scan.candidates, "mode": mode,
                  "hints": {k: {"line": h.line, "text": h.text} for k, h in sorted(scan.hints.items())},
                  "check_findings": [f.code for f in findings if f.failed]},
     }
     return report
+
+
+def _settle(scan: ScanResult, facts: Facts, diags: Sequence[Diagnosis]) -> list[dict[str, Any]]:
+    from gpuvet.logs.settle import commands_to_settle
+
+    if diags:
+        top = diags[0]
+        decided = any(c.kind == "fact" for c in top.contributions)
+        return commands_to_settle(top.cause, facts, scan.hint_names, decided)
+    if scan.error_lines and not user_code_signals(scan) and not facts.table("framework_builds"):
+        return commands_to_settle("other", facts, scan.hint_names, limit=1)
+    return []
 
 
 def _verdict(diags: Sequence[Diagnosis]) -> str:

@@ -5,6 +5,8 @@ never inside a rule.
 """
 from __future__ import annotations
 
+import re
+
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -78,11 +80,44 @@ def vendors_ruled_out(facts: Facts) -> dict[str, str]:
     return out
 
 
+# Skip reasons that rest on facts the text does show (a CPU-only build, a mismatch another rule reports);
+# every other skip of pasted facts is an absence the text cannot vouch for.
+_DECIDED_BY_FACTS = re.compile(r"CPU-only build|\(DRV[0-9]{3}\)|target list was read|only pasted text"
+                               r"|no rocminfo Runtime Version|^not applicable")
+
+
+# What a skip reason says is absent -> the fact table whose output would show it.
+_REASON_TABLES = (
+    (re.compile(r"libamdhip64|HIP runtime|ROCm (release|user space|tree)|ROCm is not|CUDA toolkit", re.I), "runtimes"),
+    (re.compile(r"nvcc|hipcc|hipconfig|host compiler", re.I), "compilers"),
+    (re.compile(r"driver", re.I), "drivers"),
+    (re.compile(r"\bGPU\b(?! framework)(?! torch)", re.I), "gpu_devices"),
+    (re.compile(r"torchvision|torchaudio|triton|numpy|extension", re.I), "packages"),
+    (re.compile(r"torch|framework", re.I), "framework_builds"),
+    (re.compile(r"_VISIBLE_DEVICES|variable", re.I), "env_vars"),
+    (re.compile(r"device nodes", re.I), "device_nodes"),
+    (re.compile(r"glibc|Python", re.I), "os_info"),
+    (re.compile(r"MIOpen|library|libraries", re.I), "libraries"),
+    (re.compile(r"loader", re.I), "shared_libraries"),
+    (re.compile(r"container", re.I), "containers"),
+)
+
+
+def _absent_tables(chk: Check, facts: Facts, reason: str) -> tuple[str, ...]:
+    """The tables a pasted text would have to show for this check to run: those of the check with no row,
+    else the ones its skip reason names."""
+    absent = [t for t in chk.tables if facts.status(t) != "ok"]
+    if not absent:
+        absent = [t for rx, t in _REASON_TABLES if rx.search(reason)][:2]
+    return tuple(dict.fromkeys(absent or chk.tables))
+
+
 def _run_one(chk: Check, ctx: Context) -> Iterable[Finding]:
     missing = [t for t in chk.tables if ctx.facts.status(t) in ("error", "missing")]
     if missing:
         errs = [e for t in missing for e in ctx.facts.table_errors(t)]
-        why = "; ".join(dict.fromkeys(e.message for e in errs)) or f"not collected: {', '.join(missing)}"
+        absent = "not in the pasted text" if ctx.facts.origin == "pasted" else "not collected"
+        why = "; ".join(dict.fromkeys(e.message for e in errs)) or f"{absent}: {', '.join(missing)}"
         yield _finding(chk, Outcome.UNKNOWN, f"could not check: {why}", missing=tuple(missing))
         return
     try:
@@ -110,6 +145,13 @@ def _run_one(chk: Check, ctx: Context) -> Iterable[Finding]:
             why = "; ".join(dict.fromkeys(e.message for e in errs))
             yield _finding(chk, Outcome.UNKNOWN, f"could not check: {why} ({skips[0].reason})",
                            missing=tuple(t for t in chk.tables if ctx.facts.table_errors(t)))
+            return
+        if ctx.facts.origin == "pasted" and not _DECIDED_BY_FACTS.search(skips[0].reason):
+            # pasted text is partial: "no hipcc" there means the text does not show one, never "not
+            # installed", and is not a pass either; the renderer says what to paste (Finding.missing)
+            absent = _absent_tables(chk, ctx.facts, skips[0].reason)
+            yield _finding(chk, Outcome.UNKNOWN, f"could not check: not in the pasted text ({skips[0].reason})",
+                           missing=absent)
             return
         yield _finding(chk, Outcome.SKIPPED, skips[0].reason)
         return

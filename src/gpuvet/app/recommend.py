@@ -84,7 +84,8 @@ def judge(release: q.TorchRelease, variant: q.Variant, m: Machine, kb: Any) -> l
                     why.append(f"no code for {name} ({arch})")
     if variant.kind == "cuda":
         if m.driver_cuda:
-            if q.minor_of(variant.version) > q.minor_of(m.driver_cuda):
+            if q.minor_of(variant.version) > q.minor_of(m.driver_cuda) and \
+                    minor_compat(variant, m, kb) is None:
                 need = q.min_driver_for_cuda(kb, variant.version)
                 why.append(f"needs CUDA {variant.version}" + (f" (driver >= {need['min_driver_linux']})" if need else "")
                            + f"; driver {m.driver} supports CUDA {m.driver_cuda}")
@@ -99,6 +100,24 @@ def judge(release: q.TorchRelease, variant: q.Variant, m: Machine, kb: Any) -> l
         if need and q.parse_version(m.glibc) < q.parse_version(need):
             why.append(f"glibc {m.glibc} < {need} ({release.manylinux})")
     return why
+
+
+def minor_compat(variant: q.Variant, m: Machine, kb: Any) -> str | None:
+    """When a CUDA line newer than the driver's CUDA still runs under CUDA minor-version compatibility
+    (same major, driver at or above the family's floor in the KB's cuda_toolkits), the note saying so."""
+    have, need = q.minor_of(m.driver_cuda), q.minor_of(variant.version)
+    drv = q.parse_version(m.driver or "")
+    if have is None or need is None or drv is None or need <= have or need[0] != have[0]:
+        return None
+    floors = [(q.parse_version(str(e.get("minor_compat_min_driver_linux"))), str(e.get("minor_compat_min_driver_linux")))
+              for e in (kb.table("cuda_toolkits") if kb is not None else [])
+              if q.minor_of(e.get("cuda")) and q.minor_of(e.get("cuda"))[0] == need[0]
+              and e.get("minor_compat_min_driver_linux")]
+    floors = [f for f in floors if f[0] is not None]
+    if not floors or drv < min(floors)[0]:
+        return None
+    return (f"CUDA {variant.version} on a CUDA {m.driver_cuda} driver runs under CUDA minor-version compatibility "
+            f"(driver >= {min(floors)[1]}): no JIT of newer PTX, no features that need a newer driver")
 
 
 def install_command(release: q.TorchRelease, variant: q.Variant) -> str:
@@ -126,7 +145,13 @@ def recommend(facts: Facts, kb: Any, limit: int = 5) -> dict[str, Any]:
     fits: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     for rel in q.torch_releases(kb):
-        for v in sorted(rel.variants, key=_variant_order, reverse=True):
+        def full_first(v: q.Variant) -> tuple:
+            # a line the driver supports outright before one that needs minor-version compatibility
+            newer = v.kind == "cuda" and bool(m.driver_cuda) and (q.minor_of(v.version) or (0, 0)) > \
+                (q.minor_of(m.driver_cuda) or (0, 0))
+            return (not newer,) + _variant_order(v)
+
+        for v in sorted(rel.variants, key=full_first, reverse=True):
             why = judge(rel, v, m, kb)
             if why and why[0].endswith("machine") and "line on a" in why[0]:
                 continue
@@ -140,6 +165,9 @@ def recommend(facts: Facts, kb: Any, limit: int = 5) -> dict[str, Any]:
                 if not fits:
                     skipped.append({**entry, "why": why})
                 continue
+            note = minor_compat(v, m, kb) if v.kind == "cuda" and m.driver_cuda else None
+            if note:
+                entry["note"] = note
             if any(f["torch"] == rel.latest for f in fits):
                 continue  # one line per release: the newest fitting one
             fits.append(entry)

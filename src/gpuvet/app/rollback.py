@@ -66,6 +66,7 @@ class RollbackOptions:
     python: str | None = None
     index_map: dict[str, str] = field(default_factory=dict)
     find_links: tuple[str, ...] = ()
+    sizes: bool = False  # ask remote indexes (PEP 691 JSON) for the download sizes
     validate: bool = False
     deadline: float = 3.0
     step_timeout: float = 1800.0
@@ -85,6 +86,7 @@ def make_plan(opts: RollbackOptions, env: Environment):
     python = os.path.join(opts.into, "bin", "python") if opts.into else \
         (opts.python or target.get("python", {}).get("executable") or "python")
     p = plan(current, target, kbmod.load(), opts.index_map, python=python, find_links=opts.find_links)
+    _download_sizes(p, opts, target)
     if opts.into:
         # OS, driver and tree steps do not apply to a new virtual environment: compare them with the machine
         now = resolve(opts.current, env, opts.db, opts.python, opts.deadline)
@@ -93,6 +95,88 @@ def make_plan(opts: RollbackOptions, env: Environment):
                   [s for s in p.steps if s.kind not in ("driver", "tree", "os-packages", "python-remove")]
         p.cost.update({k: sys_plan.cost[k] for k in ("needs_root", "needs_reboot", "os_packages")})
     return p, target
+
+
+def _wheel_matches(fname: str, name: str, version: str, py_tag: str) -> bool:
+    import re
+
+    stem = re.sub(r"[-_.]+", "_", name).lower()
+    if not fname.lower().startswith(f"{stem}-{version.lower()}-".replace("+", "+")) or not fname.endswith(".whl"):
+        return False
+    return py_tag in fname or "-py3-" in fname or "-py2.py3-" in fname or "abi3" in fname
+
+
+def _download_sizes(p: Any, opts: RollbackOptions, target: dict[str, Any]) -> None:
+    """Download sizes where an index or a wheel directory says: local ``--find-links`` directories and
+    ``file://`` indexes always, remote indexes (PEP 691 JSON, the ``size`` of PEP 700) with ``--sizes``."""
+    import re
+    import urllib.parse
+
+    pyv = (target.get("python") or {}).get("version", "") or "%d.%d" % sys.version_info[:2]
+    py_tag = "cp" + "".join(pyv.split(".")[:2])
+    total, known, unknown = 0, [], []
+    for s in p.steps:
+        if s.kind != "python" or not s.argv:
+            continue
+        for pin in s.packages:
+            if "==" not in pin:
+                unknown.append(pin)
+                continue
+            name, version = pin.split("==", 1)
+            size = None
+            for d in opts.find_links:
+                d = d[7:] if d.startswith("file://") else d
+                if os.path.isdir(d):
+                    for f in os.listdir(d):
+                        if _wheel_matches(f, name, version, py_tag):
+                            size = os.path.getsize(os.path.join(d, f))
+                            break
+                if size is not None:
+                    break
+            idx = s.index_url or "https://pypi.org/simple"  # no --index-url: pip's default index
+            if size is None and idx.startswith("file://"):
+                page = os.path.join(urllib.parse.unquote(idx[7:]), re.sub(r"[-_.]+", "-", name).lower(), "index.html")
+                try:
+                    with open(page, encoding="utf-8", errors="replace") as fh:
+                        for href in re.findall(r'href="([^"#]+)', fh.read()):
+                            if _wheel_matches(os.path.basename(href), name, version, py_tag):
+                                f = os.path.normpath(os.path.join(os.path.dirname(page), urllib.parse.unquote(href)))
+                                size = os.path.getsize(f) if os.path.exists(f) else None
+                                break
+                except OSError:
+                    pass
+            if size is None and opts.sizes and idx.startswith("https://"):
+                size = _remote_size(idx, name, version, py_tag)
+            if size is None:
+                unknown.append(pin)
+            else:
+                total += size
+                known.append(pin)
+    if known:
+        p.cost["download_bytes_known"] = total
+        p.cost["download_mb_known"] = round(total / 2**20, 1)
+        p.cost["download_size_source"] = (f"the index or wheel directory for {len(known)} of {len(known) + len(unknown)} "
+                                          "package(s); a rough estimate for the rest")
+    if unknown:
+        p.cost["download_size_unknown"] = unknown[:50]
+
+
+def _remote_size(index: str, name: str, version: str, py_tag: str) -> int | None:
+    import re
+    import urllib.request
+
+    url = index.rstrip("/") + "/" + re.sub(r"[-_.]+", "-", name).lower() + "/"
+    req = urllib.request.Request(url, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:  # noqa: S310 - an https index URL
+            doc = json.loads(resp.read(8 * 2**20))
+    except Exception:  # noqa: BLE001 - offline, HTML-only index, anything: size unknown
+        return None
+    for f in doc.get("files", []) if isinstance(doc, dict) else []:
+        if isinstance(f, dict) and _wheel_matches(str(f.get("filename", "")), name, version, py_tag) \
+                and isinstance(f.get("size"), int):
+            return f["size"]
+    return None
 
 
 def _python_for(target: dict[str, Any]) -> str:
@@ -322,28 +406,31 @@ def _verify(py: str, target: dict[str, Any], env: Environment, child_env: dict[s
         b.findings.append(Finding(code="RBK006", name="rollback-framework-smoke-test", severity=Severity.ERROR,
                                   outcome=Outcome.SKIPPED, title="no torch in the snapshot: no framework smoke test",
                                   cause="other", component="rollback"))
-    # 3. gpuvet validate, when asked and available
+    # 3. gpuvet validate --level quick in the new environment, when asked and this gpuvet has it
     if opts.validate:
         try:
-            from . import validate as validate_mod  # type: ignore[attr-defined]  # noqa: F401
-            available = hasattr(validate_mod, "run")
+            from .validate import ValidateOptions, run_validate
         except ImportError:
-            available = False
-        if not available:
+            run_validate = None  # type: ignore[assignment]
+        if run_validate is None:
             b.findings.append(Finding(code="RBK007", name="rollback-validated", severity=Severity.WARNING,
                                       outcome=Outcome.UNKNOWN, title="gpuvet validate is not available in this gpuvet",
                                       cause="other", component="rollback"))
         else:
-            argv = [sys.executable, "-m", "gpuvet", "validate", "--python", py, "--level", "quick", "--format", "json"]
             try:
-                res = subprocess.run(argv, capture_output=True, text=True, timeout=900, env={**child_env, "NO_COLOR": "1"})
-                passed = res.returncode == 0
-            except subprocess.TimeoutExpired:
-                passed = False
+                vrep = run_validate(ValidateOptions(level="quick", python=py, save=False, db=opts.db), env)
+                vfailed = [f for f in vrep.failed()]
+                err = ""
+            except Exception as exc:  # noqa: BLE001 - a validation bug must not hide the rollback's result
+                vfailed, err = [], f"{type(exc).__name__}: {exc}"
+            passed = not vfailed and not err
             ok &= passed
+            b.state["validate"] = {"failed": [f.code for f in vfailed], "error": err}
             b.findings.append(Finding(code="RBK007", name="rollback-validated", severity=Severity.ERROR,
                                       outcome=Outcome.PASSED if passed else Outcome.FAILED,
-                                      title=f"gpuvet validate --level quick on the new environment: "
-                                            f"{'passed' if passed else 'failed'}", cause="other", component="rollback"))
+                                      title="gpuvet validate --level quick on the new environment: " +
+                                            ("passed" if passed else err or f"{len(vfailed)} case(s) failed"),
+                                      evidence=tuple(Evidence(f"{f.code}: {f.title}", "validate") for f in vfailed[:8]),
+                                      cause="other", component="rollback"))
     _ = CheckOptions, run_check
     return bool(ok)

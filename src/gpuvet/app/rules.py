@@ -74,6 +74,9 @@ def all_codes(with_signatures: bool = True) -> list[str]:
         codes += [c[1] for c in CATEGORIES]
     except Exception:  # the history layer is optional for the codes of a check  # noqa: BLE001
         pass
+    from gpuvet.validate.findings import VAL_CODES  # validate / bench / scan findings
+
+    codes += list(VAL_CODES)
     if with_signatures:
         codes += [sig_id(s) for s in signatures()]
     return sorted(set(codes))

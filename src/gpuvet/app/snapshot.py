@@ -104,7 +104,7 @@ def take(opts: SnapshotOptions, env: Environment) -> Taken:
         def _open() -> None:
             try:
                 store = open_db(opts.db, env)
-                store.engine  # noqa: B018 - connect and migrate now
+                store.prepare()  # connect (and create / migrate) now
                 opened["store"] = store
             except Exception as exc:  # noqa: BLE001 - re-raised below, in the caller's thread
                 opened["error"] = exc

@@ -297,8 +297,9 @@ def _judge(ctx: Context, need: tuple[int, int], what: str, need_row: Row, alt_fi
                  "(then reboot)" if full else
                  f"Install an NVIDIA driver that supports CUDA {_fmt(need)} (then reboot)",
                  root=True, reboot=True)]
-    if alt_fix is not None:
-        fixes.append(alt_fix(drv.cuda))
+    alt = alt_fix(drv.cuda, drv.version) if alt_fix is not None else None
+    if alt is not None:
+        fixes.append(alt)
     same_major = drv.cuda[0] == need[0]
     above_floor = floor is None or drv.version is None or drv.version >= floor[0]
     if same_major and above_floor:
@@ -367,11 +368,41 @@ def driver_too_old_for_framework_cuda(ctx: Context):
         need = _build_cuda(b.get("cuda"))[0]  # type: ignore[index]  # "13" (a major alone) needs 13.0
         name = f"{b.get('name', 'framework')} {b.get('version', '')}".strip()
 
-        def alt(have: tuple[int, int], name=b.get("name", "the framework")):
-            return fix(f"Or install a {name} build made for CUDA {_fmt(have)} or older, which this driver runs",
-                       safe=True)
+        def alt(have: tuple[int, int], driver=None, b=b):
+            return _older_cuda_build_fix(ctx.kb, b, have, driver)
 
         yield from _judge(ctx, need, f"{name} (built for CUDA {b.get('cuda')})", b, alt)  # type: ignore[arg-type]
+
+
+def _older_cuda_build_fix(kb: Any, build: Row, have: tuple[int, int], driver: Version | None = None):
+    """A torch build the KB records that this driver runs: CUDA <= ``have``, or of the same major
+    under minor-version compatibility when the driver is above the family's floor.  This release's
+    lines first, else the newest release that has one; None when the KB records none: never a guess."""
+    from gpuvet.kb import query as q
+
+    from .common import _install_cmd
+
+    if build.get("name") != "torch":
+        return None
+    floor = _compat_floor(kb, have[0])
+    compat_ok = floor is not None and driver is not None and driver >= floor[0]
+    mine = q.torch_release(kb, build.get("version"))
+    releases = ([mine] if mine is not None else []) + [r for r in q.torch_releases(kb) if r is not mine]
+    for rel in releases:
+        lines = [(v, q.minor_of(v.version)) for v in rel.variants if v.kind == "cuda" and q.minor_of(v.version)]
+        full = [(v, mm) for v, mm in lines if mm <= have]
+        compat = [(v, mm) for v, mm in lines if mm > have and mm[0] == have[0] and compat_ok]
+        if full:
+            v = max(full, key=lambda t: t[1])[0]
+            how = "which this driver runs"
+        elif compat:
+            v = min(compat, key=lambda t: t[1])[0]
+            how = (f"which this driver runs under CUDA minor-version compatibility "
+                   f"(>= {floor[1].get('minor_compat_min_driver_linux')})")  # type: ignore[index]
+        else:
+            continue
+        return fix(f"Or install torch {rel.latest} {v.name} (CUDA {v.version}), {how}", _install_cmd(rel, v), safe=True)
+    return None
 
 
 def _toolkit_rows(ctx: Context) -> list[tuple[Row, str]]:
@@ -427,7 +458,7 @@ def driver_too_old_for_cuda_toolkit(ctx: Context):
     need_row, label = max(tk, key=lambda t: major_minor(t[0].get("cuda_version") or t[0].get("version")))  # type: ignore[arg-type,return-value]
     need = major_minor(need_row.get("cuda_version") or need_row.get("version"))
 
-    def alt(have: tuple[int, int]):
+    def alt(have: tuple[int, int], driver=None):
         return fix(f"Or use a CUDA toolkit no newer than {_fmt(have)} (point CUDA_HOME and PATH at it)", safe=True)
 
     yield from _judge(ctx, need, label, need_row, alt)  # type: ignore[arg-type]

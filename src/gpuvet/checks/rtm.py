@@ -91,11 +91,33 @@ def framework_hip_differs_from_rocm(ctx: Context) -> Iterable:
                    evidence=[ev(b, f"{_amd_label(b)}: HIP {b.get('hip')}"),
                              ev(r, f"system {r.get('name')} {r.get('version')} {r.get('path') or ''}".strip()),
                              *([ev(lib, f"loaded libamdhip64: {lib.get('path')}")] if lib else [])],
-                   fixes=[fix(f"Install the {b.get('name') or 'framework'} build for ROCm "
-                              f"{_mmstr(major_minor(r.get('version')))}: pip install --force-reinstall "
-                              f"{b.get('name') or 'torch'} --index-url https://download.pytorch.org/whl/rocm"
-                              f"{_mmstr(major_minor(r.get('version')))}", safe=True),
+                   fixes=[_stable_build_fix(ctx, b, r),
                           fix(f"Or upgrade ROCm (and amdgpu-dkms) to {_mmstr(want)}", root=True, reboot=True)])
+
+
+def _stable_build_fix(ctx: Context, b: Row, r: Row):
+    """The stable framework release built for the installed ROCm, installed into a fresh environment (the
+    current one keeps working for comparison; nothing of the mismatched build is mixed in)."""
+    from gpuvet.kb import query as q
+
+    mm = _mmstr(major_minor(r.get("version")))
+    name = b.get("name") or "torch"
+    env = f"~/venv-{name}-rocm{mm}"
+    found = q.newest_with_rocm(ctx.kb, mm) if ctx.kb is not None and name == "torch" else None
+    if found is not None:
+        rel, var = found
+        pins = [f"torch=={rel.latest}"]
+        if rel.companions.get("torchvision"):
+            pins.append(f"torchvision=={rel.companions['torchvision']}")
+        cmd = (f"python3 -m venv {env} && {env}/bin/pip install {' '.join(pins)} --index-url {var.index_url}")
+        what = f"the stable torch {rel.latest} build for ROCm {var.version}"
+    else:
+        cmd = (f"python3 -m venv {env} && {env}/bin/pip install {name} "
+               f"--index-url https://download.pytorch.org/whl/rocm{mm}")
+        what = f"the stable {name} build for ROCm {mm}"
+    if b.get("channel") in ("nightly", "prerelease"):
+        what += f" instead of the {b.get('channel')} build"
+    return fix(f"Install {what} in a fresh virtual environment: {cmd}", command=cmd, safe=True)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -322,4 +344,62 @@ def rocm_default_tree_mismatch(ctx: Context) -> Iterable:
         yield Pass(f"/opt/rocm (ROCm {default.get('version')}) agrees with ROCM_PATH and the framework", evid)
 
 
-CHECKS = [framework_hip_differs_from_rocm, hipcc_hip_differs_from_runtime, hipcc_wrong_platform, rocm_default_tree_mismatch]
+
+# ---------------------------------------------------------------------------------------------------
+@check(code="RTM028", name="hsa-api-version-read-as-rocm-release", severity="info",
+       tables=("runtimes",), cause="other", component="runtime", vendor="amd")
+def hsa_api_version_read_as_rocm_release(ctx: Context) -> Iterable:
+    """What it does:
+    Notes, in pasted text, when rocminfo's "Runtime Version" (the HSA runtime's API version, 1.1 under every ROCm 5.x,
+    1.14-1.18 later) is seen next to a ROCm release or a HIP version (hipcc, hipconfig, /opt/rocm-X.Y.Z,
+    the framework's HIP), that the two numbers are not comparable.
+
+    Why is this bad?
+    Scripts and CI gates that read ``rocminfo | grep "Runtime Version"`` as the ROCm release compare
+    an HSA API version with a ROCm or HIP release: "1.1" never equals hipcc's "5.6", so the gate fails
+    on a healthy machine, or passes a broken one when someone loosens it.  The ROCm release is in
+    /opt/rocm/.info/version (or the rocm-core package); the HIP version is hipcc's ``HIP version``.
+
+    Example:
+    rocminfo "Runtime Version: 1.1" with hipcc "HIP version: 5.6.31062": noted.  rocminfo alone: passes.
+
+    Fix:
+    Read the ROCm release from /opt/rocm/.info/version (``cat /opt/rocm/.info/version``) or
+    ``dpkg -s rocm-core``, and HIP's from ``hipconfig --version``; compare those with the framework's
+    ``torch.version.hip``.
+
+    References:
+    https://rocm.docs.amd.com/projects/rocminfo/en/latest/
+    https://rocm.docs.amd.com/en/latest/how-to/system-debugging.html
+    """
+    facts = ctx.facts
+    if not facts.origin.startswith("pasted"):
+        yield Skip("only pasted text puts the two numbers side by side for a reader to compare")
+        return
+    hsa = [r for r in facts.table("runtimes") if r.get("vendor") == "amd" and r.get("name") == "hsa-runtime"
+           and major_minor(r.get("version"))]
+    if not hsa:
+        yield Skip("no rocminfo Runtime Version in the facts")
+        return
+    others = ([(r, f"ROCm {r.get('version')}") for r in _system_rocm(facts)]
+              + [(c, f"{c.get('name')} HIP {c.get('version')}") for c in facts.table("compilers")
+                 if c.get("name") in ("hipcc", "hipconfig") and major_minor(c.get("version"))]
+              + [(b, f"{_amd_label(b)} HIP {b.get('hip')}") for b in _hip_builds(facts)])
+    h = hsa[0]
+    others = [(r, label) for r, label in others if major_minor(label.split()[-1]) != major_minor(h.get("version"))]
+    if not others:
+        yield Pass(f"rocminfo Runtime Version {h.get('version')} (HSA API) seen alone")
+        return
+    r, label = others[0]
+    yield Fail(f"rocminfo's \"Runtime Version {h.get('version')}\" is the HSA runtime API version, not the ROCm "
+               f"release: it is not comparable with {label}",
+               why="A check that compares the two (a CI gate on rocminfo's Runtime Version against hipcc's HIP "
+                   "version) can never pass; the ROCm release is /opt/rocm/.info/version.",
+               evidence=[ev(h, f"rocminfo Runtime Version {h.get('version')} (HSA API)"), ev(r, label)],
+               fixes=[fix("Compare /opt/rocm/.info/version (or hipconfig --version) with torch.version.hip "
+                          "instead of rocminfo's Runtime Version", command="cat /opt/rocm/.info/version",
+                          safe=True)])
+
+
+CHECKS = [framework_hip_differs_from_rocm, hipcc_hip_differs_from_runtime, hipcc_wrong_platform, rocm_default_tree_mismatch,
+          hsa_api_version_read_as_rocm_release]

@@ -90,16 +90,17 @@ def validate_codes(option: str, codes, prefix: bool) -> None:
 def resolve_settings(env: Environment, select, ignore, ack, fail_on, python=None) -> dict:
     """The settings of this run, each with its origin (command line > environment > config > default)."""
     from gpuvet.app import config as cfgmod
+    from gpuvet.checks.registry import resolve  # renamed codes redirect
 
     acks: dict[str, str] = {}
     for item in ack:
         code, sep, reason = item.partition("=")
         if not sep or not reason.strip():
             raise click.BadParameter(f"--ack needs CODE=REASON, got {item!r}", param_hint="--ack")
-        acks[code.strip().upper()] = reason.strip()
+        acks[resolve(code.strip())] = reason.strip()
     cfg = cfgmod.load(env.cwd, env.environ)
-    resolved = cfgmod.resolve(cfg, env.environ, select=tuple(s.upper() for s in select),
-                              ignore=tuple(s.upper() for s in ignore), ack=acks, fail_on=fail_on, python=python)
+    resolved = cfgmod.resolve(cfg, env.environ, select=tuple(resolve(s) for s in select),
+                              ignore=tuple(resolve(s) for s in ignore), ack=acks, fail_on=fail_on, python=python)
     resolved["config"] = cfgmod.Setting(cfg.path, "found from " + env.cwd if cfg.path else "none found")
     for key, opt, prefix in (("select", "--select", True), ("ignore", "--ignore", True), ("ack", "--ack", False)):
         st = resolved[key]

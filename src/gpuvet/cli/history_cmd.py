@@ -34,8 +34,11 @@ def diff(ctx, a, b, python, fmt, output, verbose, select, ignore, ack, fail_on, 
     if fmt == "terminal" and not output:
         ia, ib = report.meta["a"], report.meta["b"]
         n = sum(1 for f in report.findings if f.failed)
-        env.stdout.write(f"diff {ia['ref']} ({(ia.get('created_at') or '')[:19]}) -> {ib['ref']} "
-                         f"({(ib.get('created_at') or '')[:19]}): {n} change(s)\n\n")
+        def when(i):
+            return (i.get("created_at") or "")[:16].replace("T", " ")
+
+        env.stdout.write(f"diff {ia['ref']} -> {ib['ref']}: {n} change(s)\n"
+                         f"     taken {when(ia)} -> {when(ib)} UTC\n\n")
     emit(report, env, fmt, output, verbose, **more)
     return int(exit_code(report, policy.fail_on))
 
@@ -62,13 +65,14 @@ def _kv(items, what: str) -> dict[str, str]:
               help="Use URL as the index for a variant (cu121, rocm5.6, cpu, nightly/rocm6.3, default): a mirror.")
 @click.option("--find-links", "find_links", multiple=True, metavar="DIR|URL", help="Also look for wheels here (pip --find-links).")
 @click.option("--installer", type=click.Choice(["uv", "pip"]), default=None, help="Default: uv when on PATH, else pip.")
+@click.option("--sizes", "sizes", is_flag=True, help="Ask remote indexes (PEP 691 JSON) for download sizes (local ones are always read).")
 @click.option("--validate", "validate", is_flag=True, help="Also run `gpuvet validate --level quick` in the new environment.")
 @click.option("--format", "-f", "fmt", type=click.Choice(["terminal", "markdown", "json", "sh", "junit"]),
               default="terminal", show_default=True, help="sh: the plan as a shell script (display-only steps commented out).")
 @click.option("--output", "-o", "output", type=click.Path(dir_okay=False), default=None, help="Write to this file.")
 @db_option
 @click.pass_context
-def rollback(ctx, to, current, into, python, index_map, find_links, installer, validate, fmt, output, db) -> int:
+def rollback(ctx, to, current, into, python, index_map, find_links, installer, sizes, validate, fmt, output, db) -> int:
     """Print the plan back to an earlier snapshot: ordered steps with exact versions and index URLs,
     companions pinned, OS-package / driver / ROCm-CUDA-tree steps display-only (root, reboot), the
     cost and the risks.  With --into DIR: build it in a new virtual environment and verify it."""
@@ -79,6 +83,7 @@ def rollback(ctx, to, current, into, python, index_map, find_links, installer, v
     env = env_of(ctx)
     opts = RollbackOptions(to=to, current=current, into=into, db=db, python=python,
                            index_map=_kv(index_map, "--index-map"), find_links=tuple(find_links), validate=validate,
+                           sizes=sizes,
                            installer=installer)
     report = run(opts, env)
     pd = report.extra["plan"]

@@ -59,6 +59,14 @@ def snapshot(ctx, label, python, mark_good, container, deadline, no_store, outpu
     env = env_of(ctx)
     if no_store and mark_good:
         raise click.UsageError("--mark-good needs the history store (drop --no-store)")
+    if output:
+        import os
+
+        from gpuvet.model.errors import InputError
+
+        d = os.path.dirname(os.path.abspath(output))
+        if not os.path.isdir(d) or not os.access(d, os.W_OK):
+            raise InputError(f"cannot write {output}: {'not a writable directory' if os.path.isdir(d) else 'no such directory'}: {d}")
     t = take(SnapshotOptions(label=label, python=python, deadline=deadline, mark_good=mark_good, container=container,
                              db=db, store=not no_store, policy=make_policy((), (), (), "error")), env)
     text = dumps(t.doc)

@@ -261,9 +261,15 @@ def render_text(p: Plan) -> str:
         if s.note:
             out.append(f"   ({s.note})")
     c = p.cost
+    known = c.get("download_mb_known")
+    kb_ = (c.get("download_bytes_known") or 0) / 1024
+    shown = f"{known} MB" if known is None or known >= 1 else f"{kb_:.0f} KiB" if kb_ >= 1 else f"{kb_ * 1024:.0f} bytes"
+    size = (f"{shown} to download as the index says" + (
+        f" (+ ~{c['download_mb_estimate']} MB estimated in all)" if c.get("download_size_unknown") else "")
+        if c.get("download_mb_known") is not None else
+        f"~{c['download_mb_estimate']} MB to download ({c['download_size_source']})")
     out += ["", "Cost: " + ", ".join([f"{c['python_packages']} Python package(s) to install",
-                                       f"{c['python_removed']} to remove", f"{c['os_packages']} OS package(s)",
-                                       f"~{c['download_mb_estimate']} MB to download ({c['download_size_source']})",
+                                       f"{c['python_removed']} to remove", f"{c['os_packages']} OS package(s)", size,
                                        "root" if c["needs_root"] else "no root",
                                        "reboot" if c["needs_reboot"] else "no reboot",
                                        f"~{c['minutes_estimate']} min"])]

@@ -81,7 +81,10 @@ def load_text(text: str, source: str = "snapshot") -> dict[str, Any]:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        at_end = exc.pos >= len(text.rstrip()) - 1
+        # a document gpuvet wrote ends with its closing brace: without it, the file was cut short
+        last_line = exc.lineno >= len(text.rstrip().splitlines())
+        at_end = text.lstrip().startswith("{") and (exc.pos >= len(text.rstrip()) - 1
+                                                    or (last_line and not text.rstrip().endswith("}")))
         what = "is truncated" if at_end else "is not valid JSON"
         raise SnapshotError(f"{source} {what} (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     return verify(doc, source)

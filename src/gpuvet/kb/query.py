@@ -90,6 +90,20 @@ def torch_release(kb: Any, version: Any) -> TorchRelease | None:
     return None
 
 
+def newest_with_rocm(kb: Any, rocm: Any) -> tuple[TorchRelease, Variant] | None:
+    """The newest recorded torch release that ships wheels for this ROCm major.minor, and that wheel line."""
+    mm = minor_of(rocm)
+    if mm is None:
+        return None
+    for r in torch_releases(kb):
+        if r.partial:
+            continue
+        for v in r.variants:
+            if v.kind == "rocm" and minor_of(v.version) == mm:
+                return r, v
+    return None
+
+
 def cuda_tag(cuda: Any) -> str:
     mm = minor_of(cuda)
     return f"cu{mm[0]}{mm[1]}" if mm else ""

@@ -23,7 +23,8 @@ from gpuvet.model.versions import channel_of, cuda_of_local, hip_of_local, varia
 HINTS: dict[str, str] = {
     "amd": r"\bgfx[0-9]{3,4}[a-z]?\b|\bRadeon\b|\bInstinct\b|\bMI[1-3][0-9]{2}X?\b|\bROCm\b|\brocm[0-9.]|\bamdgpu\b"
            r"|\bMIOpen\b|\brocBLAS\b|\bhipBLAS|\bRCCL\b|\bZLUDA\b|\bNavi ?[0-9]|\bVega\b|\bPolaris\b|\bAMD/ATI\b"
-           r"|HSA_|/dev/kfd|\bROCk\b|rocminfo|rocm-smi|amd-smi|libamdhip64|\bHIP error|\bhipError",
+           r"|HSA_|/dev/kfd|\bROCk\b|rocminfo|rocm-smi|amd-smi|libamdhip64|\bHIP error|\bhipError"
+           r"|\b(?:HIPBLAS|ROCBLAS|HIPBLASLT|MIOPEN|HIP)_(?:STATUS|ERROR)_|\bmiopenStatus|\brocblas_status",
     "nvidia": r"\bNVIDIA\b|\bGeForce\b|\bRTX ?[0-9]|\bGTX ?[0-9]|\bTesla\b|\bQuadro\b|nvidia-smi|\bsm_[0-9]{2,3}\b"
               r"|\+cu[0-9]{2,3}\b|CUDA used to build PyTorch: [0-9]|\bcuDNN\b|\bcudnn|libcuda\.so|\bNVRM\b"
               r"|\bH100\b|\bA100\b|\bV100\b|\bH200\b|\bL40S?\b",

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from gpuvet.model import Finding, Severity
+from gpuvet.model.taxonomy import CAUSE_FIX
 
 from .match import ScanResult
 from .signatures import Signature
@@ -43,25 +44,8 @@ SKEW_CAUSES = ("runtime-mismatch", "driver-too-old")
 DECISIVE = 0.9
 
 
-# Fix shown when a signature's alternative/contextual reading names another cause than its own.
-CAUSE_FIX = {
-    "gpu-arch-unsupported": "Install a framework/library build whose GPU targets include this GPU (or build for it); on ROCm a supported HSA_OVERRIDE_GFX_VERSION can work.",
-    "driver-too-old": "Upgrade the GPU kernel driver to one that supports the runtime the framework was built with, or install a build for an older runtime.",
-    "runtime-mismatch": "Make one runtime release win the loader path: remove stray CUDA/ROCm directories from LD_LIBRARY_PATH and install libraries matching the framework build.",
-    "cpu-only-build": "Install the GPU build of the framework from the vendor's index (e.g. --index-url https://download.pytorch.org/whl/cu124 or .../rocm6.2).",
-    "wrong-vendor-build": "Install the build for this machine's GPU vendor (ROCm wheels on AMD, CUDA wheels on NVIDIA), for the framework and its companions.",
-    "device-access": "Give the process the GPU: driver loaded, device nodes readable (render/video groups), container started with the GPU, *_VISIBLE_DEVICES correct.",
-    "companion-mismatch": "Reinstall the companion packages (torchvision, torchaudio, triton, xformers, ...) at the versions made for the installed framework, from the same index.",
-    "extension-abi": "Rebuild or reinstall the compiled extension for the installed framework and CUDA/ROCm version.",
-    "prerelease-regression": "Go back to the previous nightly or the latest stable release until a fixed build is published.",
-    "math-library-unsupported": "Avoid the unsupported op/dtype/backend (or disable that backend), or use a math-library release that supports it on this GPU.",
-    "kernel-cache-db": "Clear the kernel cache/database and point it at a writable local directory (MIOPEN_USER_DB_PATH, TRITON_CACHE_DIR, CUDA_CACHE_PATH).",
-    "memory-allocator": "Reduce memory use (batch size, precision, checkpointing) or free memory held by other processes; revisit PYTORCH_*_ALLOC_CONF.",
-    "collective-comm": "Rerun with NCCL_DEBUG=INFO; check the container's /dev/shm and IPC settings, network interfaces and the NCCL/RCCL version.",
-    "toolchain": "Install a compiler toolchain matching the framework's CUDA/ROCm version and make the build use it (CUDA_HOME, ROCM_PATH, CC/CXX).",
-    "hardware-fault": "Drain the node, reset the GPU, run the vendor's diagnostics and contact the vendor if it recurs.",
-    "other": "Rerun with the vendor's synchronous/debug switches (gpuvet run --debug) to locate the failing call.",
-}
+# Fix shown when a signature's alternative/contextual reading names another cause than its own: the
+# taxonomy's generic fix of that cause (gpuvet.model.taxonomy).
 
 
 @dataclass

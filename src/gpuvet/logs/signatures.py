@@ -20,12 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-CAUSES = ("gpu-arch-unsupported", "driver-too-old", "runtime-mismatch", "cpu-only-build", "wrong-vendor-build",
-          "device-access", "companion-mismatch", "extension-abi", "prerelease-regression",
-          "math-library-unsupported", "kernel-cache-db", "memory-allocator", "collective-comm", "toolchain",
-          "hardware-fault", "other")
-COMPONENTS = ("driver", "runtime", "framework-build", "companion-package", "extension", "system-library",
-              "config-env", "container", "hardware", "user-code")
+from gpuvet.model.taxonomy import CAUSES, COMPONENTS, LABELS  # noqa: F401 (the one declaration; re-exported)
+
 # Constructs valid in Python re but not in POSIX ERE (or with another meaning there).
 _NON_ERE = re.compile(r"\\[dDwWsSbBAZ]|\(\?|\\[0-9]|\{,|[*+?}]\?|[*+?]\+")
 
@@ -108,13 +104,19 @@ def compile_signature(e: dict[str, Any]) -> Signature:
         raise SignatureError(f"{e.get('id')}: bad pattern: {exc}") from None
     ex = e.get("examples") or {}
     comp = e["component"]
-    return Signature(
+    sig = Signature(
         id=e["id"], name=e["name"], title=e.get("title", e["name"]), cause=e["cause"], component=comp,
         weight=float(e.get("weight", 0.5)), patterns=pats, meaning=e.get("meaning", "").strip(),
         fix=e.get("fix", "").strip(), source=e.get("source", ""), references=tuple(e.get("references", ())),
         alternatives=tuple(_hyp(a, comp) for a in e.get("alternatives", ())),
         resolve=tuple(_hyp(a, comp) for a in e.get("resolve", ())), generic=bool(e.get("generic", False)),
         examples=tuple(ex.get("match", ())), counter_examples=tuple(ex.get("no_match", ())), regex=rx)
+    for h in (sig, *sig.alternatives, *sig.resolve):  # the vocabulary is gpuvet.model.taxonomy's, nothing else
+        if h.cause not in LABELS:
+            raise SignatureError(f"{sig.id}: cause {h.cause!r} is not in the taxonomy")
+        if h.component not in COMPONENTS:
+            raise SignatureError(f"{sig.id}: component {h.component!r} is not in the taxonomy")
+    return sig
 
 
 # ----------------------------------------------------------------------------- the cheap prefilter

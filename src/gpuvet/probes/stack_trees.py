@@ -67,7 +67,14 @@ def _tree_version(system: System, vendor: str, path: str) -> str:
             pass
     t = system.read_text(f"{path}/version.txt", limit=256) or ""
     m = re.search(r"(\d+\.\d+(?:\.\d+)?)", t)
-    return m.group(1) if m else ""
+    if m:
+        return m.group(1)
+    h = system.read_text(f"{path}/include/cuda_runtime_api.h", limit=1024 * 1024) or ""
+    m = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", h)
+    if m:  # 13000 -> 13.0
+        n = int(m.group(1))
+        return f"{n // 1000}.{(n % 1000) // 10}"
+    return ""
 
 
 def gpu_trees(system: System) -> dict[str, Any]:
@@ -98,8 +105,12 @@ def gpu_trees(system: System) -> dict[str, Any]:
             active[f"PATH:{tool}"] = rp.rsplit("/bin/", 1)[0] if "/bin/" in rp else rp
         for p in found:
             via = sorted(k for k, v in active.items() if v == real[p] or v.startswith(real[p] + "/"))
-            trees.append({"vendor": vendor, "path": p, "realpath": real[p],
-                          "version": _tree_version(system, vendor, p), "active": bool(via), "via": via})
+            version = _tree_version(system, vendor, p)
+            if not version:  # the directory's own name: /opt/rocm-5.6.1, /usr/local/cuda-12.1
+                m = re.search(r"-(\d+(?:\.\d+)+)$", real[p])
+                version = m.group(1) if m else ""
+            trees.append({"vendor": vendor, "path": p, "realpath": real[p], "version": version,
+                          "active": bool(via), "via": via})
     return {"trees": trees}
 
 

@@ -28,6 +28,7 @@ REGISTRY: tuple[Format, ...] = (
     Format("junit", "gpuvet.render.junit:render_junit", "JUnit XML for CI test reports"),
     Format("github", "gpuvet.render.github:render_github", "GitHub Actions workflow annotations"),
     Format("sarif", "gpuvet.render.sarif:render_sarif", "SARIF 2.1.0 for code-scanning dashboards"),
+    Format("html", "gpuvet.render.html:render_html", "one self-contained page with plots (validate, bench)"),
 )
 
 FORMATS: tuple[str, ...] = tuple(f.name for f in REGISTRY)

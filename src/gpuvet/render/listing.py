@@ -71,6 +71,8 @@ def recommend_text(report: Report) -> str:
     else:
         lines.append(f"Recommended: torch {rec['torch']} ({rec['variant']})")
         lines.append(f"  {rec['install']}")
+        if rec.get("note"):
+            lines.append(f"  note: {rec['note']}")
         lines.append(f"  source: {rec['source']}")
     for alt in result["alternatives"]:
         lines.append(f"Also works: torch {alt['torch']} ({alt['variant']}): {alt['install']}")

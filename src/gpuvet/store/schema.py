@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-HEAD = "0001"  # the newest migration revision; bump together with a new file in migrations/versions
+from . import HEAD  # noqa: F401  - the newest migration revision (declared without SQLAlchemy in __init__)
 
 metadata = sa.MetaData()
 

@@ -1,0 +1,101 @@
+"""The vocabulary of causes and components: declared once, read by everything else.
+
+The KB's JSON Schemas (``kb.schemas``), the log signatures (``logs.signatures``), the ranker's fix texts
+(``logs.rank``), the check registry's validation (``checks.registry``) and the tests all read these
+tuples; nothing else spells the list out.  Meanings: ../shared/benchmarks/incidents/CASE_FORMAT.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Cause:
+    name: str
+    meaning: str
+    fix: str  # the generic fix ``diagnose`` shows when a reading names this cause without its own fix
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    meaning: str
+
+
+CAUSE_TABLE: tuple[Cause, ...] = (
+    Cause('gpu-arch-unsupported',
+          "the framework/library build has no kernels for this GPU's architecture (gfx / sm)",
+          'Install a framework/library build whose GPU targets include this GPU (or build for it); on ROCm a supported HSA_OVERRIDE_GFX_VERSION can work.'),
+    Cause('driver-too-old',
+          'kernel driver older than what the user-space runtime / framework build needs',
+          'Upgrade the GPU kernel driver to one that supports the runtime the framework was built with, or install a build for an older runtime.'),
+    Cause('runtime-mismatch',
+          'two versions of the user-space runtime or its libraries mixed on one load path (system ROCm/CUDA vs the one bundled in the wheel, LD_LIBRARY_PATH, conda + pip)',
+          'Make one runtime release win the loader path: remove stray CUDA/ROCm directories from LD_LIBRARY_PATH and install libraries matching the framework build.'),
+    Cause('cpu-only-build',
+          'a CPU-only framework build was installed where a GPU build was expected',
+          "Install the GPU build of the framework from the vendor's index (e.g. --index-url https://download.pytorch.org/whl/cu124 or .../rocm6.2)."),
+    Cause('wrong-vendor-build',
+          'a CUDA build on an AMD machine, a ROCm build on an NVIDIA machine',
+          "Install the build for this machine's GPU vendor (ROCm wheels on AMD, CUDA wheels on NVIDIA), for the framework and its companions."),
+    Cause('device-access',
+          'GPU exists but the process cannot reach it: permissions (/dev/kfd, render/video group), container without devices, *_VISIBLE_DEVICES, WSL',
+          'Give the process the GPU: driver loaded, device nodes readable (render/video groups), container started with the GPU, *_VISIBLE_DEVICES correct.'),
+    Cause('companion-mismatch',
+          'a companion package (torchvision, torchaudio, triton, xformers, ...) built for a different framework version',
+          'Reinstall the companion packages (torchvision, torchaudio, triton, xformers, ...) at the versions made for the installed framework, from the same index.'),
+    Cause('extension-abi',
+          "a compiled extension (flash-attn, apex, bitsandbytes, own C++/CUDA op) built against another framework/toolkit version, or toolkit version differs from the framework's when compiling",
+          'Rebuild or reinstall the compiled extension for the installed framework and CUDA/ROCm version.'),
+    Cause('prerelease-regression',
+          'a bug in a nightly / pre-release build; stable works',
+          'Go back to the previous nightly or the latest stable release until a fixed build is published.'),
+    Cause('math-library-unsupported',
+          'BLAS/DNN library (rocBLAS, hipBLASLt, cuBLAS, MIOpen, cuDNN) rejects the op/dtype/arch: *_STATUS_NOT_SUPPORTED and similar',
+          'Avoid the unsupported op/dtype/backend (or disable that backend), or use a math-library release that supports it on this GPU.'),
+    Cause('kernel-cache-db',
+          'MIOpen / cuDNN / kernel cache or perf database missing, unwritable or stale',
+          'Clear the kernel cache/database and point it at a writable local directory (MIOPEN_USER_DB_PATH, TRITON_CACHE_DIR, CUDA_CACHE_PATH).'),
+    Cause('memory-allocator',
+          'out-of-memory or allocator behaviour (fragmentation, alloc conf, oversubscription)',
+          'Reduce memory use (batch size, precision, checkpointing) or free memory held by other processes; revisit PYTORCH_*_ALLOC_CONF.'),
+    Cause('collective-comm',
+          'NCCL / RCCL failures (version, topology, P2P, network)',
+          "Rerun with NCCL_DEBUG=INFO; check the container's /dev/shm and IPC settings, network interfaces and the NCCL/RCCL version."),
+    Cause('toolchain',
+          'compiler toolchain problem (nvcc/hipcc vs host gcc, triton/inductor compile, missing headers)',
+          "Install a compiler toolchain matching the framework's CUDA/ROCm version and make the build use it (CUDA_HOME, ROCM_PATH, CC/CXX)."),
+    Cause('hardware-fault',
+          'Xid, ECC, GPU fell off the bus, thermal, power',
+          "Drain the node, reset the GPU, run the vendor's diagnostics and contact the vendor if it recurs."),
+    Cause('other',
+          'a stack problem that fits none of the above',
+          "Rerun with the vendor's synchronous/debug switches (gpuvet run --debug) to locate the failing call."),
+)
+
+COMPONENT_TABLE: tuple[Component, ...] = (
+    Component("driver", "the GPU kernel driver (nvidia.ko, amdgpu/ROCk) and its user-space part"),
+    Component("runtime", "the user-space GPU runtime (CUDA runtime, HIP/ROCm) and its libraries"),
+    Component("framework-build", "the framework build itself (torch, jax, tensorflow wheel or source build)"),
+    Component("companion-package", "a package built for a framework release (torchvision, triton, xformers ...)"),
+    Component("extension", "a compiled extension and the toolchain that builds it"),
+    Component("system-library", "a system library (glibc, MIOpen/cuDNN databases, BLAS libraries)"),
+    Component("config-env", "configuration: environment variables, device visibility, permissions"),
+    Component("container", "the container runtime and how the GPU is passed in"),
+    Component("hardware", "the GPU, its memory, bus, power and thermals"),
+    Component("user-code", "the workload itself: code, data, model settings"),
+)
+
+CAUSES: tuple[str, ...] = tuple(c.name for c in CAUSE_TABLE)
+COMPONENTS: tuple[str, ...] = tuple(c.name for c in COMPONENT_TABLE)
+NO_CAUSE = "none"  # a benchmark label / signature cause: not a stack problem, diagnose blames nothing
+LABELS: tuple[str, ...] = CAUSES + (NO_CAUSE,)
+CAUSE_FIX: dict[str, str] = {c.name: c.fix for c in CAUSE_TABLE}
+
+
+def is_cause(name: str, allow_none: bool = False) -> bool:
+    return name in CAUSES or (allow_none and name == NO_CAUSE)
+
+
+def is_component(name: str) -> bool:
+    return name in COMPONENTS
