@@ -64,6 +64,9 @@ def test_plan_back_from_a_hip57_nightly_to_the_rocm56_stack():
     assert "\n/venv/bin/python -m pip install --no-deps pytorch-triton-rocm==2.1.0" in script
     subprocess.run(["sh", "-n"], input=script, text=True, check=True)  # valid shell
     assert index_for("2.4.1+cu121") == "https://download.pytorch.org/whl/cu121"
+    from gpuvet import kb as kbmod
+
+    assert index_for("2.1.2+rocm5.6", kbmod.load()) == "https://download.pytorch.org/whl/rocm5.6"  # the KB's URL
     assert index_for("2.4.1+cu121", index_map={"cu121": "https://mirror/cu121"}) == "https://mirror/cu121"
 
 

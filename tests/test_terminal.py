@@ -1,6 +1,7 @@
 """The terminal report a person reads at a glance: verdict first, failed findings with fixes, the
 unknowns collapsed, the stack after, fitted to the terminal's width; scores what was checked."""
 import json
+import sys
 
 import pytest
 
@@ -78,3 +79,24 @@ def test_diagnose_exit_follows_its_help():
     r = run_cli(["diagnose", str(H200 / "runs" / "assert-output.log")])
     flat = " ".join(r.out.split())
     assert "your code or data, not the stack" in flat and "index out of bounds" in flat
+
+
+def test_rule_page_of_a_signature_has_no_python_reprs():
+    r = run_cli(["rule", "LOG001"])
+    assert r.code == 0 and "[{" not in r.out and "{'" not in r.out and "['" not in r.out
+    assert "Other readings:" in r.out and "Example lines it matches:" in r.out
+
+
+def test_run_prints_one_line_for_a_plain_failure(tmp_path):
+    r = run_cli(["run", "--bundle", str(tmp_path / "b"), "--", sys.executable, "-c", "import sys; sys.exit(3)"])
+    assert r.code == 3
+    said = [line for line in r.err.splitlines() if line.strip()]
+    assert len(said) == 1 and "nothing in its output points at the GPU stack" in said[0]
+    assert "Stack" not in r.err
+
+
+def test_bld046_reads_the_loaded_cudart_a_pasted_collect_env_names():
+    """collect_env names the pip cudart torch loads (no file path): BLD046 checks it, as the stack shows."""
+    r = run_cli(["check", "--from", str(REAL / "h200-cuda13" / "collect_env.txt"), "--format", "json"])
+    by = {f["code"]: f for f in r.json()["findings"]}
+    assert by["BLD046"]["outcome"] == "passed" and "13.0.96" in by["BLD046"]["title"]

@@ -175,7 +175,8 @@ def run_validate(opts: ValidateOptions, env: Environment,
     kb = kbmod.load()
     fw = runner.framework or {}
     record: dict[str, Any] = {
-        "schema": rec_mod.SCHEMA, "kind": opts.kind, "level": opts.level if opts.kind == "validate" else "bench",
+        "schema": rec_mod.SCHEMA, "kind": opts.kind,
+        "level": ("cases" if opts.cases else "ops-from" if opts.ops_from else opts.level) if opts.kind == "validate" else "bench",
         "started_at": started, "finished_at": _now(), "elapsed_s": round(time.monotonic() - t0, 3),
         "python": python, "host": socket.gethostname(), "framework": fw, "framework_error": runner.framework_error,
         "workers_started": runner.workers_started, "inject": {"faults": parse_inject(opts.inject)[0], **inject},
@@ -312,8 +313,12 @@ def run_scan(paths: tuple[str, ...], env: Environment, backend: str | None = Non
 def detect_backend(env: Environment, python: str | None) -> str | None:
     """rocm | cuda | cpu from the examined interpreter's torch build (read, never imported); None if absent."""
     try:
+        import shutil
+
         from gpuvet.probes.framework import probe_frameworks
 
+        if python and os.sep not in python:  # a bare name such as python3: the one on PATH
+            python = shutil.which(python, path=env.environ.get("PATH")) or python
         system = env.system(python)
         paths = system.python_paths() if hasattr(system, "python_paths") else None
         for r in probe_frameworks(system, paths):

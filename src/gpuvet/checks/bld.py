@@ -501,10 +501,10 @@ def gpu_library_shadowed_copy(ctx: Context) -> Iterable:
 # -- BLD046 / BLD047 ----------------------------------------------------------------------------------
 def _runtime_lib(ctx: Context, variant: str) -> Row | None:
     name = "cudart" if variant == "cuda" else "amdhip64"
-    for r in _selected(ctx):
-        if r.get("name") == name and r.get("path"):
-            return r
-    return None
+    sel = [r for r in _selected(ctx) if r.get("name") == name]
+    # a copy with its file path first; a pasted report may name only the wheel torch loads it from
+    sel.sort(key=lambda r: not r.get("path"))
+    return sel[0] if sel else None
 
 
 def _via(ctx: Context, path: str) -> str:
@@ -558,33 +558,34 @@ def framework_runtime_mismatch(ctx: Context) -> Iterable:
             yield Unknown(f"{_build_label(b)}: which {'libcudart' if variant == 'cuda' else 'libamdhip64'} it loads "
                           f"is not known")
             continue
+        where = lib.get("path") or (f"the {lib.get('origin')} copy ({lib.source})" if lib.get("origin") else lib.source)
         have = release(lib.get("version"), 2)
         if have is None and lib.get("origin") == "framework-bundled":
-            yield Pass(f"{_build_label(b)} loads the runtime bundled with it ({lib.get('path')})",
-                       [ev(lib, f"loads {lib.get('path')} (framework-bundled)")])
+            yield Pass(f"{_build_label(b)} loads the runtime bundled with it ({where})",
+                       [ev(lib, f"loads {where} (framework-bundled)")])
             continue
         if have is None:
-            yield Unknown(f"the version of {lib.get('path')} is not known")
+            yield Unknown(f"the version of {where} is not known")
             continue
         via = _via(ctx, lib.get("path"))
         evidence = [ev(b, f"{_build_label(b)} built with {variant.upper()} {built}"),
-                    ev(lib, f"loads {lib.get('path')} ({lib.get('version')}, {lib.get('origin')}"
+                    ev(lib, f"loads {where} ({lib.get('version')}, {lib.get('origin')}"
                             + (f", via {via}" if via else "") + ")")]
         fixes = [fix("Unset LD_LIBRARY_PATH (or drop the other toolkit's directory from it) so the framework "
                      "loads the runtime it ships with", command="unset LD_LIBRARY_PATH", safe=True)] \
             if via == "ld_library_path" else \
             [fix(f"Install a {b.get('name')} build for {variant.upper()} {'.'.join(map(str, have))}, or remove "
-                 f"the stray runtime at {lib.get('path')}", safe=True)]
+                 f"the stray runtime at {where}", safe=True)]
         rt = "CUDA" if variant == "cuda" else "HIP"
         if variant == "cuda":
             if have[0] != want[0]:
                 yield Fail(f"{_build_label(b)} is built for CUDA {built} but will load CUDA runtime "
-                           f"{lib.get('version')} from {lib.get('path')}" + (f" (via {via})" if via else ""),
+                           f"{lib.get('version')} from {where}" + (f" (via {via})" if via else ""),
                            why="A CUDA runtime of another major release is not ABI compatible with the build.",
                            evidence=evidence, fixes=fixes)
             elif len(have) > 1 and len(want) > 1 and have[1] < want[1]:
                 yield Fail(f"{_build_label(b)} is built for CUDA {built} but will load the older CUDA runtime "
-                           f"{lib.get('version')} from {lib.get('path')}",
+                           f"{lib.get('version')} from {where}",
                            why="A runtime older than the build's minor release may lack functions the build calls.",
                            evidence=evidence, fixes=fixes, severity=Severity.WARNING)
             else:
@@ -592,7 +593,7 @@ def framework_runtime_mismatch(ctx: Context) -> Iterable:
         else:
             if have[:2] != want[:2]:
                 yield Fail(f"{_build_label(b)} is built for HIP {built} but will load {rt} runtime "
-                           f"{lib.get('version')} from {lib.get('path')}" + (f" (via {via})" if via else ""),
+                           f"{lib.get('version')} from {where}" + (f" (via {via})" if via else ""),
                            why="HIP has no cross-release compatibility: the build needs the HIP runtime it was "
                                "built with.",
                            evidence=evidence, fixes=fixes)

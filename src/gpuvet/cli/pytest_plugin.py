@@ -50,7 +50,8 @@ class StackFacts:
         import io
 
         env = Environment(stdout=io.StringIO(), stderr=io.StringIO())
-        self.report = run(CheckOptions(python=python), env)
+        # a test fixture can wait longer than `gpuvet check`'s 3 s for the probes (cold disk, big ELF files)
+        self.report = run(CheckOptions(python=python, deadline=20.0), env)
         self.facts = self.report.facts
         builds = [r.values for r in self.facts.table("framework_builds") if r.values.get("name") == "torch"]
         self.torch: dict[str, Any] | None = dict(builds[0]) if builds else None

@@ -350,5 +350,12 @@ def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env, system,
     bt = oc.backtrace or (debug_oc.backtrace if debug_oc else "")
     if bt:
         dump("backtrace.txt", bt)
+    if not report.extra.get("diagnoses") and not report.extra.get("user_code_signals"):
+        # a plain failure: nothing in the output points anywhere; one line, not the whole stack
+        env.stderr.write(f"\ngpuvet: the command {oc.describe()}; nothing in its output points at the GPU stack. "
+                         f"Crash bundle: {bdir} (gpuvet diagnose {os.path.join(bdir, 'output.log')} --here "
+                         f"for the stack)\n")
+        return
+    report.extra["hide_stack"] = True  # the diagnosis and its evidence; the stack is in the bundle
     text = render(report, "terminal", color=False, width=env.width)
     env.stderr.write(f"\ngpuvet: the command {oc.describe()}. Crash bundle: {bdir}\n{text}")

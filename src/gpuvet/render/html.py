@@ -143,15 +143,18 @@ def line_chart(series: dict[str, list[tuple[float, float]]], title: str, xlabel:
         x1 = x0 + 1
     pad = (y1 - y0) * 0.1 or max(abs(y1) * 0.05, 1.0)
     y0, y1 = y0 - pad, y1 + pad
-    L, R, T, B = 58, 10, 24, 36
+    L, R, T, B = 70, 10, 24, 36
     sx = lambda x: L + (x - x0) / (x1 - x0) * (w - L - R)  # noqa: E731
     sy = lambda y: h - B - (y - y0) / (y1 - y0) * (h - T - B)  # noqa: E731
     out = [f"<svg xmlns='http://www.w3.org/2000/svg' width={w} height={h} role=img aria-label='{e(title)}'>",
            f"<text x={L} y=15 font-size=13 font-weight=600>{e(title)}</text>",
            f"<line x1={L} y1={h - B} x2={w - R} y2={h - B} stroke='#98a2b3'/><line x1={L} y1={T} x2={L} y2={h - B} stroke='#98a2b3'/>"]
+    import math
+
+    digits = max(0, min(6, 2 - int(math.floor(math.log10(max(y1 - y0, 1e-12))))))
     for i in range(5):
         yv = y0 + (y1 - y0) * i / 4
-        out.append(f"<text x={L - 4} y={sy(yv) + 4:.1f} font-size=10 text-anchor=end fill='#5a6475'>{yv:.4g}</text>"
+        out.append(f"<text x={L - 4} y={sy(yv) + 4:.1f} font-size=10 text-anchor=end fill='#5a6475'>{yv:,.{digits}f}</text>"
                    f"<line x1={L} y1={sy(yv):.1f} x2={w - R} y2={sy(yv):.1f} stroke='#eef1f5'/>")
     for xv in (x0, (x0 + x1) / 2, x1):
         out.append(f"<text x={sx(xv):.1f} y={h - B + 14} font-size=10 text-anchor=middle fill='#5a6475'>{xv:.3g}</text>")
@@ -178,7 +181,7 @@ def bar_chart(items: Iterable[tuple[str, float | None, float, str]], title: str,
     vmax = max([*vals, 1.0 if rel else 0.0]) or 1.0
     out = [f"<svg xmlns='http://www.w3.org/2000/svg' width={w} height={h} role=img aria-label='{e(title)}'>",
            f"<text x=4 y=15 font-size=13 font-weight=600>{e(title)}</text>"]
-    span = w - L - 90
+    span = w - L - 190  # room for the value label after the longest bar
     for i, ((label, b, n, verdict), v) in enumerate(zip(items, vals)):
         y = 26 + i * row
         col = {"regression": "#dc2626", "improvement": "#16a34a"}.get(verdict, "#2563eb")
@@ -196,7 +199,7 @@ def bar_chart(items: Iterable[tuple[str, float | None, float, str]], title: str,
 def heatmap(tab: dict) -> str:
     rows, cols, cells = tab["rows"], tab["cols"], tab["cells"]
     cw, ch, L, T = 72, 30, 60, 40
-    w, h = L + cw * len(cols) + 10, T + ch * len(rows) + 30
+    w, h = max(420, L + cw * len(cols) + 10), T + ch * len(rows) + 30
     out = [f"<svg xmlns='http://www.w3.org/2000/svg' width={w} height={h} role=img aria-label='stability matrix'>",
            f"<text x=4 y=15 font-size=13 font-weight=600>success rate per cell (batch size x dtype)</text>"]
     for j, c in enumerate(cols):

@@ -39,7 +39,48 @@ def rules_text(report: Report) -> str:
 def rule_text(report: Report) -> str:
     if report.meta.get("kind") == "check":
         return rule_page(report.extra)
-    return "\n".join(f"{k}: {v}" for k, v in report.extra.items()) + "\n"
+    return signature_page(report.extra)
+
+
+def _plain(v: Any) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {_plain(x)}" for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        return " and ".join(_plain(x) for x in v)
+    return str(v)
+
+
+def signature_page(d: dict[str, Any]) -> str:
+    """A log signature as a person reads it: title, what it means, the fix, the patterns and examples
+    as lists, the other readings in words (never Python reprs)."""
+    out = [f"{d.get('id', '?')} {d.get('name', '')}".rstrip(), "", str(d.get("title", "")).strip()]
+    out.append(f"cause: {d.get('cause', '')} ({d.get('component', '')}), weight {d.get('weight', '')}")
+    for key, head in (("meaning", "What it means"), ("fix", "Fix")):
+        if d.get(key):
+            out += ["", f"{head}:", f"  {d[key]}"]
+    if d.get("patterns"):
+        out += ["", "Matches (regular expressions):"] + [f"  {p}" for p in d["patterns"]]
+    others = list(d.get("alternatives") or []) + list(d.get("resolve") or [])
+    if others:
+        out += ["", "Other readings:"]
+        for a in others:
+            when = f" when {_plain(a['when'])}" if a.get("when") else ""
+            note = f": {a['note']}" if a.get("note") else ""
+            out.append(f"  - {a.get('cause', '?')} ({a.get('component', '?')}, weight {a.get('weight', '?')}){when}{note}")
+    ex = d.get("examples") or {}
+    for key, head in (("match", "Example lines it matches:"), ("no_match", "Example lines it does not match:")):
+        if ex.get(key):
+            out += ["", head] + [f"  {x}" for x in ex[key]]
+    refs = [d["source"]] if d.get("source") else []
+    refs += [r for r in d.get("references") or [] if r not in refs]
+    if refs:
+        out += ["", "References:"] + [f"  {r}" for r in refs]
+    shown = {"id", "name", "title", "cause", "component", "weight", "meaning", "fix", "patterns", "alternatives",
+             "resolve", "examples", "source", "references"}
+    rest = {k: v for k, v in d.items() if k not in shown and v not in (None, "", [], {})}
+    if rest:
+        out += [""] + [f"{k}: {_plain(v)}" for k, v in rest.items()]
+    return "\n".join(out) + "\n"
 
 
 def kb_info_text(report: Report) -> str:

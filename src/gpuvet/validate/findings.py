@@ -120,7 +120,12 @@ def case_finding(res: dict[str, Any]) -> Finding:
             ev.append(Evidence(f"... and {len(failed) - 8} more", source=case))
         return finding(code, Outcome.FAILED, f"{where}: {len(failed)} of {len(ran)} checks failed", evidence=ev)
     note = f", {skipped} not offered by this build" if skipped else ""
+    metrics = res.get("metrics") or {}
     ev = [Evidence(n, source=case) for n in res.get("notes", [])[:3]]
+    ev += [Evidence(f"{k}: {m['value']:.4g} {m.get('unit', '')}", source=case)
+           for k, m in list(metrics.items())[:10] if isinstance(m.get("value"), (int, float))]
+    if not ran and metrics:
+        return finding(spec_code, Outcome.PASSED, f"{where}: {len(metrics)} measurements", evidence=ev)
     return finding(spec_code, Outcome.PASSED, f"{where}: {len(ran)} checks passed{note}", evidence=ev)
 
 
