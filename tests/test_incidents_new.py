@@ -27,7 +27,20 @@ def _load(p: Path) -> dict:
 
 
 def _sources(d: Path) -> set[str]:
-    return {_load(p)["source"].rstrip("/") for p in d.glob("*.yaml")} if d.is_dir() else set()
+    return {_thread(_load(p)["source"]) for p in d.glob("*.yaml")} if d.is_dir() else set()
+
+
+# one GitHub thread can be cited under renamed orgs/repos (RadeonOpenCompute/ROCm -> ROCm/ROCm ->
+# ROCm/legacy-rocm-build, ROCmSoftwarePlatform/*, ROCm-Developer-Tools/* -> ROCm/*) and as issues/N or pull/N
+_ALIASES = (("radeonopencompute/rocm/", "rocm/legacy-rocm-build/"), ("/rocm/rocm/", "/rocm/legacy-rocm-build/"),
+            ("rocmsoftwareplatform/", "rocm/"), ("rocm-developer-tools/", "rocm/"), ("radeonopencompute/", "rocm/"))
+
+
+def _thread(url: str) -> str:
+    key = url.strip().rstrip("/").lower()
+    for old, new in _ALIASES:
+        key = key.replace(old, new)
+    return re.sub(r"/(?:issues|pull)/(\d+)$", r"/thread/\1", key)
 
 
 def half_of(source: str) -> str:  # the split rule of bench/incidents-new/README.md
@@ -80,9 +93,19 @@ def test_sources_unique_and_new():
     for p in CASES:
         src = _load(p)["source"].rstrip("/")
         assert "#" not in src, p.name
-        assert src not in seen, (p.name, seen.get(src))
-        seen[src] = p.name
+        key = _thread(src)
+        assert key not in seen, (p.name, seen.get(key))
+        seen[key] = p.name
     old = _sources(ROOT / "bench" / "incidents-heldout") | _sources(ROOT.parent / "shared" / "benchmarks"
                                                                       / "incidents" / "dev")
     assert len(old) >= 100 or not (ROOT.parent / "shared").is_dir()
     assert not set(seen) & old, sorted(set(seen) & old)
+
+
+def test_thread_key_folds_renamed_orgs_and_issue_pull():
+    assert _thread("https://github.com/RadeonOpenCompute/ROCm/issues/1214") == \
+        _thread("https://github.com/ROCm/legacy-rocm-build/issues/1214/") == \
+        _thread("https://github.com/ROCm/ROCm/pull/1214")
+    assert _thread("https://github.com/ROCmSoftwarePlatform/MIOpen/issues/87") == \
+        _thread("https://github.com/ROCm/MIOpen/issues/87")
+    assert _thread("https://github.com/pytorch/pytorch/issues/1") != _thread("https://github.com/pytorch/vision/issues/1")
