@@ -19,6 +19,11 @@ from gpuvet.model.versions import local_tag, minor_of, parse_version, spec_conta
 # -- versions: parsed in one place (gpuvet.model.versions), re-exported for the KB's callers ------------
 
 
+def _vkey(text: Any) -> Version:
+    """A sort key: the version, unparsable text first."""
+    return parse_version(text) or Version("0")
+
+
 # -- torch releases ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Variant:
@@ -258,7 +263,7 @@ def min_driver_for_cuda(kb: Any, cuda: Any) -> dict[str, Any] | None:
     if mm is None:
         return None
     rows = [e for e in cuda_toolkits(kb) if minor_of(e["cuda"]) == mm]
-    rows.sort(key=lambda e: parse_version(e["cuda"]))  # GA (X.Y) sorts before X.Y.1
+    rows.sort(key=lambda e: parse_version(e["cuda"]) or Version("0"))  # GA (X.Y) sorts before X.Y.1
     return rows[0] if rows else None
 
 
@@ -330,7 +335,7 @@ def coverage(kb: Any) -> dict[str, Any]:
                                 "archs": archs}
         elif name == "cuda_toolkits":
             vs = [e.get("cuda") for e in entries]
-            info["range"] = f"{vs and min(vs, key=parse_version)} .. {vs and max(vs, key=parse_version)}"
+            info["range"] = f"{vs and min(vs, key=_vkey)} .. {vs and max(vs, key=_vkey)}"
         elif name == "host_compilers":
             info["cuda"] = [e.get("cuda") for e in entries]
         elif name in ("known_issues", "python_rules"):

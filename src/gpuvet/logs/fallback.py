@@ -109,12 +109,12 @@ def propose(error_lines: Sequence[tuple[int, str]], limit: int = 3) -> list[Prop
     terms: dict[str, list[str]] = {}
     for i, (lineno, text) in enumerate(error_lines):
         recency = 0.5 + 0.5 * (i + 1) / n
-        seen_here: set[str] = set()
+        seen_here: set[tuple[str, float]] = set()
         for cause, comp, weight, rx in VOCAB:
             m = rx.search(text)
             if not m or (cause, weight) in seen_here:
                 continue
-            seen_here.add((cause, weight))  # type: ignore[arg-type]
+            seen_here.add((cause, weight))
             scores[cause] = scores.get(cause, 0.0) + weight * recency
             comps.setdefault(cause, comp)
             if len(ev.setdefault(cause, [])) < 3 and (lineno, text) not in ev[cause]:
