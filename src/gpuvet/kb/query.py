@@ -155,6 +155,16 @@ def _norm_name(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", name.lower()).strip()
 
 
+_BRAND = re.compile(r"^(?:(?:amd|ati|nvidia|radeon|geforce|instinct|tesla|quadro)\s+)+")
+
+
+def _short_name(name: str) -> str:
+    """A normalised name without its vendor/brand words: 'amd radeon rx 7900 xtx' -> 'rx 7900 xtx' (what users
+    type); empty when nothing distinctive (two characters or a bare number) would be left."""
+    short = _BRAND.sub("", name)
+    return short if len(short) > 2 and not short.isdigit() else ""
+
+
 @dataclass(frozen=True)
 class Gpu:
     vendor: str  # nvidia | amd | ''
@@ -183,11 +193,12 @@ def resolve_gpu(kb: Any, text: str) -> Gpu | None:
         cc = f"{int(m.group(1)) // 10}.{int(m.group(1)) % 10}" if m else ""
         return Gpu(vendor, arch, t, cc)
     wanted = _norm_name(t)
+    short = _short_name(wanted)
     best: tuple[int, dict[str, Any]] | None = None
     for e in entries:
         for alias in e.get("names", []):
             a = _norm_name(alias)
-            if a and (wanted == a or f" {a} " in f" {wanted} "):
+            if a and (wanted == a or f" {a} " in f" {wanted} " or (short and _short_name(a) == short)):
                 if best is None or len(a) > best[0]:
                     best = (len(a), e)
     if best is None:
