@@ -68,7 +68,7 @@ def pasted_inputs(texts: list[tuple[str, str]]) -> tuple[Any, list[dict[str, Any
 
     from gpuvet.model import Facts
     from gpuvet.model.errors import InputError
-    from gpuvet.probes.pasted import parse_report
+    from gpuvet.probes.pasted import _dedupe, parse_report
 
     facts = Facts(origin="pasted")
     inputs: list[dict] = []
@@ -106,6 +106,8 @@ def pasted_inputs(texts: list[tuple[str, str]]) -> tuple[Any, list[dict[str, Any
         raise InputError(f"{names}: no recognisable tool output (expected collect_env, rocminfo, rocm-smi, amd-smi, "
                          "nvidia-smi, hipconfig, hipcc/nvcc --version, pip list/freeze, env, torch/version.py, "
                          "a gpuvet JSON report, or bug-report text naming versions)")
+    # the same GPU named by collect_env and by nvidia-smi, pasted as two files, is one GPU
+    facts.rows = _dedupe(facts.rows)
     # a saved live report stays a live report (its facts were probed on the machine); text is pasted
     facts.origin = "live" if origins == {"live"} else "pasted"
     return facts, inputs

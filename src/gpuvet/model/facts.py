@@ -207,6 +207,8 @@ SUPPLIED_BY: dict[str, str] = {
     "user": "id",
     "containers": "gpuvet check on the machine",
     "kernel_caches": "gpuvet check on the machine",
+    "host_compilers": "gcc --version",
+    "extensions": "gpuvet check on the machine",
 }
 
 
