@@ -278,7 +278,7 @@ class Runner:
                         self.framework = {k: v for k, v in msg.items() if k not in ("event", "ok")}
                     elif msg.get("event") == "result":
                         per_rank[r] = _clean(msg)
-                        if per_rank[r]["status"] == "error":
+                        if per_rank[r]["status"] in ("error", "timeout"):  # timeout: a rank's own watchdog
                             per_rank[r]["log"] = _tail(log)
                     elif msg.get("event") == "bye":
                         open_.discard(r)
@@ -333,6 +333,8 @@ def _merge_ranks(spec: CaseSpec, per_rank: list) -> dict[str, Any]:
         if i == 0:
             merged["metrics"] = r.get("metrics", {})
             merged["info"].update(r.get("info", {}))
+            merged["tables"] = r.get("tables") or {}
+            merged["notes"] = r.get("notes") or []
         if r["status"] != "ok":
             errors.append(f"rank {i}: {r['status']}" + (f" ({r['error']})" if r.get("error") else ""))
             merged.setdefault("log", r.get("log", ""))
