@@ -5,7 +5,10 @@ Each command runs N times as a fresh child process; we record the wall time and 
 resident memory (ru_maxrss from wait4), and report medians.  Results go to bench/results/ as JSON
 and Markdown, with the machine they were measured on.
 
-usage: python bench/check_speed.py [--runs 7] [--python PYTHON_WITH_TORCH] [--label NAME]
+usage: python bench/check_speed.py [--runs 7] [--python PYTHON_WITH_TORCH] [--label NAME] [--baseline SRC_DIR]
+
+--baseline: also time `gpuvet check` from another source tree (e.g. an older commit's src/, via PYTHONPATH),
+in the same run, the commands alternating run by run so machine load falls on both alike.
 """
 from __future__ import annotations
 
@@ -63,24 +66,33 @@ def main() -> int:
     ap.add_argument("--python", default=sys.executable, help="interpreter that has torch (for collect_env)")
     ap.add_argument("--gpuvet", default=None, help="gpuvet command (default: <this python> -m gpuvet)")
     ap.add_argument("--label", default="local")
+    ap.add_argument("--baseline", action="append", default=[], metavar="[NAME=]SRC_DIR",
+                    help="src/ directory of a gpuvet to compare with (repeatable)")
     args = ap.parse_args()
     env = dict(os.environ, NO_COLOR="1")
     gpuvet = args.gpuvet.split() if args.gpuvet else [sys.executable, "-m", "gpuvet"]
-    cmds = {
-        "gpuvet check": gpuvet + ["check", "--format", "json", "--fail-on", "never"],
-        "collect_env": [args.python, "-m", "torch.utils.collect_env"],
-    }
+    check_argv = gpuvet + ["check", "--format", "json", "--fail-on", "never"]
+    here = str(Path(__file__).resolve().parent.parent / "src")
+    cmds = {"gpuvet check": (check_argv, dict(env, PYTHONPATH=here) if args.baseline else env)}
+    for spec in args.baseline:
+        bname, _, bdir = spec.rpartition("=")
+        cmds[f"gpuvet check ({bname or 'baseline'})"] = ([sys.executable, "-m", "gpuvet"] + check_argv[len(gpuvet):],
+                                                        dict(env, PYTHONPATH=str(Path(bdir).resolve())))
+    cmds["collect_env"] = ([args.python, "-m", "torch.utils.collect_env"], env)
     torch_version = subprocess.run([args.python, "-c", "import importlib.metadata as m; print(m.version('torch'))"],
                                    capture_output=True, text=True).stdout.strip()
     rows: dict[str, dict[str, object]] = {}
-    for name, argv in cmds.items():
-        measure(argv, env)  # warm the page cache once, as a user's second run would be
-        walls, rss, codes = [], [], []
-        for _ in range(args.runs):
-            w, m, c = measure(argv, env)
-            walls.append(w)
-            rss.append(m)
-            codes.append(c)
+    samples: dict[str, tuple[list[float], list[float], list[int]]] = {n: ([], [], []) for n in cmds}
+    for argv, cenv in cmds.values():
+        measure(argv, cenv)  # warm the page cache once, as a user's second run would be
+    for _ in range(args.runs):
+        for name, (argv, cenv) in cmds.items():
+            w, m, c = measure(argv, cenv)
+            samples[name][0].append(w)
+            samples[name][1].append(m)
+            samples[name][2].append(c)
+    for name, (argv, _cenv) in cmds.items():
+        walls, rss, codes = samples[name]
         rows[name] = {"median_s": round(statistics.median(walls), 3), "min_s": round(min(walls), 3),
                       "max_s": round(max(walls), 3), "median_peak_mib": round(statistics.median(rss), 1),
                       "exit_codes": sorted(set(codes)), "argv": " ".join(argv)}
@@ -101,6 +113,9 @@ def main() -> int:
     for name, r in rows.items():
         md.append(f"| {name} | {r['median_s']} | {r['min_s']} | {r['max_s']} | {r['median_peak_mib']} |")
     md += ["", f"Speed-up: **{ratio:.1f}x**."]
+    if args.baseline:
+        md += ["", "Baselines (`--baseline`): the `gpuvet check (NAME)` rows ran another source tree through "
+               "PYTHONPATH, alternating with the others run by run, so machine load falls on all alike."]
     (RESULTS / f"check_speed-{args.label}.md").write_text("\n".join(md) + "\n")
     return 0
 

@@ -21,7 +21,6 @@ import argparse
 import os
 import platform
 import random
-import resource
 import shutil
 import subprocess
 import sys

@@ -1,13 +1,10 @@
 """`gpuvet diagnose` end to end: JSON document, formats, stdin, bad input, large files (grep and Python
 paths agree), --follow on a growing log, --here with a fake machine."""
-import json
-import os
 import shutil
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 

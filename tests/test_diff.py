@@ -3,10 +3,8 @@ snapshots of real virtual environments; ordering, volatile facts, links to findi
 exit status."""
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 
-import pytest
 
 from conftest import REAL, make_facts, run_cli
 from wheels import build_wheel, make_venv

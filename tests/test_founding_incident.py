@@ -4,7 +4,6 @@ messages in front.  Each form must give the facts (both versions, and where each
 must fail RTM021, and `diagnose` must rank the version skew first, above the generic library messages."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -17,6 +17,7 @@ NOT_HEALTHY = {
     "debian12-cpu-rocm52/dev-nodes.txt": "ls of /dev/kfd on a machine without an AMD GPU",
     "debian12-cpu-rocm52/nvidia-smi.txt": "nvidia-smi: command not found",
     "debian12-cpu-rocm52/rocminfo.txt": "ROCk module is NOT loaded (no GPU)",
+    "debian12-cpu-rocm52/rocm-smi.txt": "Driver not initialized (amdgpu not found in modules): no GPU",
 }
 
 

@@ -1,7 +1,6 @@
 """`gpuvet rules`, `gpuvet rule`, `gpuvet kb info`, `gpuvet recommend` in-process."""
 from __future__ import annotations
 
-import pytest
 
 from conftest import REAL, run_cli
 from gpuvet import kb as KB

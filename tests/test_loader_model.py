@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpuvet import kb as kbmod
-from gpuvet.checks import bld, env as envchecks, ext
+from gpuvet.checks import bld
 from gpuvet.app.engine import run_checks
 from gpuvet.model import Facts, Outcome, Severity, row
 from gpuvet.probes import elf, loader

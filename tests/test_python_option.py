@@ -74,3 +74,4 @@ def test_a_real_interpreter_still_works():
     assert r.code in (0, 1), r.err
     assert not [e for e in r.json()["probe_errors"] if sys.executable in e["message"]]
     assert any(row["name"] == "pytest" for row in r.json()["facts"]["packages"])
+

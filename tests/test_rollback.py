@@ -15,7 +15,6 @@ import pytest
 from conftest import run_cli
 from wheels import build_wheel, make_venv
 
-from gpuvet.history import snapshot as snap
 from gpuvet.history.rollback import index_for, plan, render_sh
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 from conftest import ROOT, run_cli
 from gpuvet.checks.registry import all_checks

@@ -4,7 +4,6 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 from conftest import run_cli
 from gpuvet.probes.system import FakeSystem

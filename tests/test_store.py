@@ -66,6 +66,7 @@ def test_roundtrip_refs_good_and_runs(tmp_path):
     assert "hunter2" not in json.dumps(run.meta)  # redacted on the way in
     assert [r.kind for r in store.runs(snapshot_id=a.id)] == ["validate"]
     assert [r.id for r in store.runs(kind="bench")] == [rid]
+    assert store.run_counts() == {a.id: {"validate": 1}, b.id: {"bench": 1}}
     assert store.revision() == HEAD
 
 

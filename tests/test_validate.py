@@ -229,3 +229,15 @@ def test_pytest_plugin_markers_stack_fixture_and_gpuvet_cases(tmp_path):
                           "--gpuvet-level", "quick", str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
                          env=env, timeout=120)
     assert "gpuvet::matmul_ref" in col.stdout and "gpuvet::alloc_roundtrip" in col.stdout, col.stdout + col.stderr
+
+
+def test_noise_band_widens_with_the_spread_of_earlier_runs():
+    def run(v):
+        return {"cases": [{"case": "m", "status": "ok", "metrics": {"t": {"value": v, "unit": "ms", "better": "lower",
+                                                                          "samples": [v * 0.99, v, v * 1.01]}}}]}
+    base, new = run(10.0), run(13.0)
+    rows, f = compare_runs(base, new)
+    assert [r["verdict"] for r in rows if r["metric"] == "t"] == ["regression"]  # one tight run: 30% is real
+    rows, f = compare_runs(base, new, history=[run(8.0), run(12.5), run(9.5)])  # this machine swings 45%
+    r = next(r for r in rows if r["metric"] == "t")
+    assert r["verdict"] == "noise" and r["runs"] == 4 and not any(x.failed for x in f)

@@ -113,3 +113,24 @@ def test_ngc_build_in_a_diagnosed_log_is_not_blamed_as_prerelease():
 
 def test_variant_agrees_between_live_and_pasted():
     assert _torch_row(_live())["variant"] == _torch_row(_pasted())["variant"] == "cuda"
+
+
+# -- row identity keys (model/facts.py KEYS) ----------------------------------------------------------
+def test_every_fact_table_declares_identity_columns_it_has():
+    from gpuvet.model.facts import KEYS, TABLES
+
+    assert set(KEYS) == set(TABLES)
+    for name, spec in TABLES.items():
+        assert set(spec.key) <= set(spec.column_names), name
+
+
+def test_row_identity_tells_two_gpus_apart_and_matches_one_across_reports():
+    from gpuvet.model import row
+
+    a = row("gpu_devices", "nvidia-smi", vendor="nvidia", index=0, name="H200", arch="sm_90", pci_bus="0:1")
+    b = row("gpu_devices", "nvidia-smi", vendor="nvidia", index=1, name="H200", arch="sm_90", pci_bus="0:2")
+    a_later = row("gpu_devices", "pasted", vendor="nvidia", index=0, name="NVIDIA H200", arch="sm_90", pci_bus="0:1")
+    assert a.identity() != b.identity() and a.identity() == a_later.identity()
+    p1 = row("packages", "pip", name="torch", version="2.8.0", location="pip")
+    p2 = row("packages", "pip", name="torch", version="2.9.0", location="pip")
+    assert p1.identity() == p2.identity() == ("packages", "torch", "pip")

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuvet.model import Report
 
-from .engine import Policy
+from .engine import Policy, stamp
 from .env import Environment
 from .facts import DEFAULT_DEADLINE, start_live_facts
 from .inputs import read_text_input
@@ -25,7 +26,7 @@ def run(opts: CheckOptions, env: Environment) -> Report:
 
     from .engine import build_report, retarget_fixes, run_checks
 
-    started = env.clock()
+    started, started_wall = env.clock(), env.wall_clock()
     inputs: list[dict] = []
     if opts.sources:
         facts, inputs = pasted_inputs([read_text_input(src, env, "report") for src in opts.sources])
@@ -45,7 +46,7 @@ def run(opts: CheckOptions, env: Environment) -> Report:
         if len(inputs) == 1:
             report.meta["input"] = inputs[0]["source"]
     report.meta["elapsed_s"] = round(env.clock() - started, 3)
-    return report
+    return stamp(report, env, started_wall, started, live=not opts.sources)
 
 
 def examined_python(opts: CheckOptions, env: Environment) -> str:
@@ -58,7 +59,7 @@ def examined_python(opts: CheckOptions, env: Environment) -> str:
     return opts.python or env.environ.get("GPUVET_PYTHON") or sys.executable
 
 
-def pasted_inputs(texts: list[tuple[str, str]]):
+def pasted_inputs(texts: list[tuple[str, str]]) -> tuple[Any, list[dict[str, Any]]]:
     """The facts of several pasted files: each file read on its own, what it was recognised as (or
     that it was not), and one error (exit 3) only when no file held anything recognisable.
 
@@ -67,7 +68,7 @@ def pasted_inputs(texts: list[tuple[str, str]]):
 
     from gpuvet.model import Facts
     from gpuvet.model.errors import InputError
-    from gpuvet.probes.pasted import parse_report
+    from gpuvet.probes.pasted import _dedupe, parse_report
 
     facts = Facts(origin="pasted")
     inputs: list[dict] = []
@@ -105,6 +106,8 @@ def pasted_inputs(texts: list[tuple[str, str]]):
         raise InputError(f"{names}: no recognisable tool output (expected collect_env, rocminfo, rocm-smi, amd-smi, "
                          "nvidia-smi, hipconfig, hipcc/nvcc --version, pip list/freeze, env, torch/version.py, "
                          "a gpuvet JSON report, or bug-report text naming versions)")
+    # the same GPU named by collect_env and by nvidia-smi, pasted as two files, is one GPU
+    facts.rows = _dedupe(facts.rows)
     # a saved live report stays a live report (its facts were probed on the machine); text is pasted
     facts.origin = "live" if origins == {"live"} else "pasted"
     return facts, inputs

@@ -256,7 +256,7 @@ def run(opts: CompatOptions, env: Any) -> Report:
     from gpuvet import kb as kbmod
     from gpuvet.model.errors import UsageError
 
-    started = env.clock()
+    started, started_wall = env.clock(), env.wall_clock()
     if not opts.description.to_dict():
         raise UsageError("describe a stack: give at least one of --torch, --cuda, --rocm, --driver, --gpu, "
                          "--python, --package, --gcc")
@@ -266,4 +266,6 @@ def run(opts: CompatOptions, env: Any) -> Report:
     except DescriptionError as exc:
         raise UsageError(str(exc)) from None
     report.meta["elapsed_s"] = round(env.clock() - started, 3)
-    return report
+    from .engine import stamp
+
+    return stamp(report, env, started_wall, started, live=False)

@@ -17,9 +17,7 @@ One pipeline (scan -> facts -> checks -> rank -> report) serves a file, standard
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-import subprocess
 import tempfile
 import threading
 import time
@@ -64,11 +62,15 @@ def scan_stream(stream: IO[bytes], catalog: Catalog | None = None, head_bytes: i
 
 
 def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None = None,
-                   head_bytes: int = HEAD_BYTES, on_head=None) -> tuple[ScanResult, bytes] | None:
+                   head_bytes: int = HEAD_BYTES, on_head=None, system: Any = None) -> tuple[ScanResult, bytes] | None:
     """Scan a large regular file: ``grep -a -n -E -f`` with the signature patterns as prefilter runs in its own
     process while Python handles the first block(s) (context hints) and ``on_head(head)`` (e.g. parsing
     facts); then the candidate lines grep found are matched.  None when grep is unavailable or fails."""
-    grep = grep or shutil.which("grep")
+    if system is None:  # the machine, through the one door (probes.system.System)
+        from gpuvet.probes.system import System
+
+        system = System()
+    grep = grep or system.which("grep")
     if not grep:
         return None
     cat = catalog or load_catalog()
@@ -79,9 +81,7 @@ def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None =
         pf.write("\n".join(list(cat.patterns()) + list(PREFILTER_PATTERNS)) + "\n")
         pfile = pf.name
     try:
-        env = dict(os.environ, LC_ALL="C")
-        proc = subprocess.Popen([grep, "-a", "-n", "-E", "-f", pfile, "--", path], stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env=env)
+        proc = system.spawn([grep, "-a", "-n", "-E", "-f", pfile, "--", path], {"LC_ALL": "C"})
     except OSError:
         os.unlink(pfile)
         return None
@@ -144,7 +144,10 @@ def findings_for(facts: Facts, live: bool = False) -> list[Finding]:
         from gpuvet.checks.registry import all_checks
 
         return run_checks(facts, all_checks(), kb.load(), options={"live": live})
-    except Exception:
+    except Exception as exc:  # the checks must not sink a diagnosis; the failure shows in probe_errors
+        from gpuvet.model import ProbeError
+
+        facts.fail(ProbeError("checks", (), f"the checks could not run: {type(exc).__name__}: {exc}"))
         return []
 
 
@@ -226,14 +229,15 @@ def diagnose_text(text: str, source: str = "<text>", live: Facts | None = None) 
     return build_report(scan, facts, findings_for(facts, live is not None), source, started)
 
 
-def diagnose_stream(stream: IO[bytes], source: str, live: Facts | None = None) -> Report:
+def diagnose_stream(stream: Any, source: str, live: Facts | None = None) -> Report:
+    """``stream``: a binary stream (IO[bytes] or inputs.Peek)."""
     started = time.monotonic()
     scan, head = scan_stream(stream)
     facts = facts_from_text(head.decode("utf-8", "replace"), source, scan, live)
     return build_report(scan, facts, findings_for(facts, live is not None), source, started)
 
 
-def diagnose_path(path: str, live: Facts | None = None, fast: bool = True) -> Report:
+def diagnose_path(path: str, live: Facts | None = None, fast: bool = True, system: Any = None) -> Report:
     started = time.monotonic()
     size = os.path.getsize(path)
     parsed: dict[str, Facts] = {}
@@ -245,7 +249,7 @@ def diagnose_path(path: str, live: Facts | None = None, fast: bool = True) -> Re
         t.start()
         worker.append(t)
 
-    res = scan_file_fast(path, on_head=on_head) if fast and size >= FAST_MIN_BYTES else None
+    res = scan_file_fast(path, on_head=on_head, system=system) if fast and size >= FAST_MIN_BYTES else None
     mode = "grep-prefilter"
     if res is None:
         mode = "python"
@@ -274,19 +278,25 @@ def run(opts: DiagnoseOptions, env: Environment) -> Report | None:
     from .facts import live_facts
     from .inputs import check_log_file, open_log_stdin
 
+    from .engine import stamp
+
     if bool(opts.log) == bool(opts.follow):
         raise UsageError("give exactly one of FILE (or -) and --follow FILE")
+    started, started_wall = env.clock(), env.wall_clock()
     live = live_facts(env, deadline=4.0) if opts.here else None
+    report: Report | None
     if opts.follow:
-        return follow(opts.follow, env, live, opts.wait_s)
-    if opts.log == "-":
-        return diagnose_stream(open_log_stdin(env), "<stdin>", live)
-    assert opts.log is not None
-    check_log_file(opts.log)
-    try:
-        return diagnose_path(opts.log, live, fast=opts.fast)
-    except OSError as exc:
-        raise GpuvetError(f"cannot read log {opts.log}: {exc.strerror or exc}") from None
+        report = follow(opts.follow, env, live, opts.wait_s)
+    elif opts.log == "-":
+        report = diagnose_stream(open_log_stdin(env), "<stdin>", live)
+    else:
+        assert opts.log is not None
+        check_log_file(opts.log)
+        try:
+            report = diagnose_path(opts.log, live, fast=opts.fast, system=env.system())
+        except OSError as exc:
+            raise GpuvetError(f"cannot read log {opts.log}: {exc.strerror or exc}") from None
+    return None if report is None else stamp(report, env, started_wall, started, live=opts.here)
 
 
 def follow(path: str, env: Environment, live: Facts | None, wait_s: float | None,

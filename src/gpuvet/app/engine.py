@@ -297,3 +297,24 @@ def gpu_usable(facts: Facts, findings: Sequence[Finding]) -> dict[str, str]:
 
 def exit_code(report: Report, fail_on: Severity) -> ExitCode:
     return ExitCode.FINDINGS if any(f.severity >= fail_on for f in report.failed()) else ExitCode.OK
+
+
+def stamp(report: Report, env: Any, started_wall: float, started: float, live: bool = True) -> Report:
+    """Fill the typed report header: tool and KB version, host (live facts only), start time, duration."""
+    from datetime import datetime, timezone
+
+    from gpuvet.model import ReportHeader
+
+    kb = report.meta.get("kb") or {}
+    host = ""
+    if live:
+        try:
+            host = env.system().hostname()
+        except Exception:  # a fake System without a hostname: the header just leaves it out
+            host = ""
+    report.header = ReportHeader(
+        tool_version=__version__, kb_version=kb.get("version") if isinstance(kb, dict) else None,
+        kb_date=kb.get("date") if isinstance(kb, dict) else None, host=host,
+        started_at=datetime.fromtimestamp(started_wall, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        duration_s=round(env.clock() - started, 3))
+    return report

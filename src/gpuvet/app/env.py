@@ -23,9 +23,10 @@ class Environment:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     system_factory: Callable[[], Any] | None = None
     clock: Callable[[], float] = time.monotonic
+    wall_clock: Callable[[], float] = time.time  # for the report header's start time
     cwd: str = field(default_factory=os.getcwd)
 
-    def system(self, python: str | None = None):
+    def system(self, python: str | None = None) -> Any:
         """The machine.  ``python``: another interpreter whose installed packages to examine."""
         if self.system_factory is not None:
             return self.system_factory()

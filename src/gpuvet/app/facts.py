@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from typing import Callable, Iterable
 
-from gpuvet.model import Facts
+from gpuvet.model import Facts, ProbeError
 from gpuvet.model.errors import GpuvetError, UsageError
 
 from .env import Environment
@@ -61,8 +61,9 @@ def pasted_facts(texts: Iterable[tuple[str, str]], strict: bool = True) -> Facts
         except ValueError as exc:
             if strict:
                 raise GpuvetError(str(exc)) from None
-        except Exception:  # a parser bug must not sink a diagnosis  # noqa: BLE001
+        except Exception as exc:  # a parser bug must not sink a diagnosis, but it is recorded
             if strict:
                 raise
+            facts.fail(ProbeError("pasted-parser", (), f"parsing {source} failed: {type(exc).__name__}: {exc}"))
     facts.origin = "pasted"
     return facts

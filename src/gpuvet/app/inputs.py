@@ -88,7 +88,7 @@ def check_log_file(path: str) -> int:
 class Peek:
     """A binary stream with its first bytes already read (to refuse binary/empty stdin early)."""
 
-    def __init__(self, head: bytes, rest):
+    def __init__(self, head: bytes, rest: Any) -> None:
         self.head, self.rest = head, rest
 
     def read(self, n: int = -1) -> bytes:

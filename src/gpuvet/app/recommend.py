@@ -97,7 +97,8 @@ def judge(release: q.TorchRelease, variant: q.Variant, m: Machine, kb: Any) -> l
         why.append("the KB records no Python range for this release")
     if m.glibc and release.manylinux:
         need = q.manylinux_glibc(kb, release.manylinux)
-        if need and q.parse_version(m.glibc) < q.parse_version(need):
+        have_v, need_v = q.parse_version(m.glibc), q.parse_version(need)
+        if have_v is not None and need_v is not None and have_v < need_v:
             why.append(f"glibc {m.glibc} < {need} ({release.manylinux})")
     return why
 
@@ -202,7 +203,7 @@ def run(opts: RecommendOptions, env: Any) -> Report:
     from .engine import build_report
     from .facts import live_facts
 
-    started = env.clock()
+    started, started_wall = env.clock(), env.wall_clock()
     kb = kbmod.load()
     if opts.description is not None:
         from .compat import DescriptionError, build_facts
@@ -217,4 +218,6 @@ def run(opts: RecommendOptions, env: Any) -> Report:
     report = build_report("recommend", facts, [], kb)
     report.meta["elapsed_s"] = round(env.clock() - started, 3)
     report.extra = result
-    return report
+    from .engine import stamp
+
+    return stamp(report, env, started_wall, started, live=opts.description is None)

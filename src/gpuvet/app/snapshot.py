@@ -215,6 +215,9 @@ def history(db: str | None, env: Environment, limit: int | None = None) -> tuple
     store = open_db(db, env)
     with _store_errors():
         recs = store.snapshots(limit)
+        counts = store.run_counts()
+    for r in recs:
+        r.summary = dict(r.summary, runs=counts.get(r.id, {}))
     where = store.where()
     store.close()
     return recs, where

@@ -123,7 +123,8 @@ def open_store(db: str | None, env: Environment):
 
 def load_run(ref: str, env: Environment, db: str | None, kind: str | None = None) -> dict[str, Any]:
     """A run record from a JSON report file, a run id, 'latest', or 'good' (the newest run on the
-    snapshot marked good)."""
+    snapshot marked good).  A stored run carries ``_history``: up to five earlier runs of its kind on the
+    same snapshot (or with no snapshot, on the same host), for the run-to-run noise band."""
     from gpuvet.validate.record import from_report_json, from_store
 
     if os.path.isfile(ref):
@@ -137,17 +138,23 @@ def load_run(ref: str, env: Environment, db: str | None, kind: str | None = None
     store = open_store(db, env)
     try:
         if ref.isdigit():
-            return from_store(store.run(int(ref)))
-        if ref == "latest":
+            rec = store.run(int(ref))
+        elif ref == "latest":
             runs = store.runs(kind=kind, limit=1)
             if not runs:
                 raise GpuvetError(f"no {kind or ''} run in the history ({store.where()})".replace("  ", " "))
-            return from_store(runs[0])
-        snap = store.snapshot(ref)
-        runs = store.runs(kind=kind, snapshot_id=snap.id, limit=1)
-        if not runs:
-            raise GpuvetError(f"snapshot {ref} ({snap.id}) has no {kind or ''} run to compare with".replace("  ", " "))
-        return from_store(runs[0])
+            rec = runs[0]
+        else:
+            snap = store.snapshot(ref)
+            runs = store.runs(kind=kind, snapshot_id=snap.id, limit=1)
+            if not runs:
+                raise GpuvetError(f"snapshot {ref} ({snap.id}) has no {kind or ''} run to compare with".replace("  ", " "))
+            rec = runs[0]
+        out = from_store(rec)
+        siblings = [r for r in store.runs(kind=rec.kind, snapshot_id=rec.snapshot_id, limit=20)
+                    if r.id < rec.id and r.host == rec.host and r.status == "ok"][:5]
+        out["_history"] = [from_store(r) for r in siblings]
+        return out
     except StoreError as exc:
         raise GpuvetError(str(exc)) from None
 
@@ -191,7 +198,7 @@ def run_validate(opts: ValidateOptions, env: Environment,
         record["peaks"] = rows
         findings += pfind
     if baseline is not None:
-        crow, cfind = compare_runs(baseline, record)
+        crow, cfind = compare_runs(baseline, record, baseline.pop("_history", None))
         record["baseline"] = {"ref": opts.against, "run_id": baseline.get("run_id"),
                               "started_at": baseline.get("started_at"), "rows": crow}
         findings += cfind
@@ -252,7 +259,8 @@ def run_compare(a: str, b: str, env: Environment, db: str | None = None, html: s
     from gpuvet.validate.compare import compare_runs
 
     base, new = load_run(a, env, db), load_run(b, env, db)
-    rows, findings = compare_runs(base, new)
+    new.pop("_history", None)
+    rows, findings = compare_runs(base, new, base.pop("_history", None))
     record = dict(new)
     record["baseline"] = {"ref": a, "run_id": base.get("run_id"), "started_at": base.get("started_at"), "rows": rows}
     report = build_report("bench compare", Facts(origin="validate"), findings, kbmod.load(), base=a, new=b)

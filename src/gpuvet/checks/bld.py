@@ -902,8 +902,19 @@ def known_broken_combination(ctx: Context):
         v = _variant(release, build, version)
         variant = v.name if v else ""
     undecided = []
+    gpu_only: list[str] = []
+    no_gpu_described = ctx.facts.origin == "described" and ctx.facts.status("gpu_devices") == "missing"
     for issue in q.known_issues(ctx.kb):
         hit, why = _issue_matches(ctx, issue, version, variant)
+        if hit is None and no_gpu_described and "gpu_arch" in (issue.get("when") or {}):
+            # a description that names no GPU is not made "unknown" by an issue of some GPUs only: say which
+            rest = dict(issue, when={k: v for k, v in issue["when"].items() if k != "gpu_arch"})
+            hit_rest, _ = _issue_matches(ctx, rest, version, variant)
+            if hit_rest is False:
+                continue
+            if hit_rest:
+                gpu_only.append(f"{issue['id']} (only on {', '.join(issue['when']['gpu_arch'])})")
+                continue
         if hit is None:
             undecided.append(issue["id"])
         elif hit:
@@ -914,7 +925,8 @@ def known_broken_combination(ctx: Context):
                        fixes=[fix(issue.get("fix", "see the linked thread"))], severity=sev)
     if undecided:
         yield Unknown(f"cannot tell whether known issue(s) {', '.join(undecided)} apply")
-    yield Pass(f"no known broken combination for torch {version}")
+    note = f"; no GPU described, GPU-specific known issue(s): {', '.join(gpu_only)}" if gpu_only else ""
+    yield Pass(f"no known broken combination for torch {version}{note}")
 
 
 

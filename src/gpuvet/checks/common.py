@@ -285,7 +285,7 @@ def _rebuild(e: Row, arch_env: str) -> list:
     kind = e.get("kind")
     if kind == "jit-cache":
         d = os.path.dirname(e.get("path") or "")
-        return [fix(f"Delete the JIT build so torch.utils.cpp_extension rebuilds it on the next load"
+        return [fix("Delete the JIT build so torch.utils.cpp_extension rebuilds it on the next load"
                     + (f" with {arch_env}" if arch_env else ""), f"rm -rf {d}", safe=True)]
     if e.get("dist"):
         dist = e.get("dist")
@@ -295,7 +295,7 @@ def _rebuild(e: Row, arch_env: str) -> list:
                     f"{env}pip install --no-build-isolation --no-binary {dist} --force-reinstall --no-deps {dist}",
                     safe=True),
                 fix(f"Or install a {dist} wheel built for this torch and GPU", safe=True)]
-    return [fix(f"Rebuild it in its source tree against the installed torch"
+    return [fix("Rebuild it in its source tree against the installed torch"
                 + (f" with {arch_env}" if arch_env else "") + " (python setup.py build_ext --inplace)", safe=True)]
 
 

@@ -386,10 +386,15 @@ def _older_cuda_build_fix(kb: Any, build: Row, have: tuple[int, int], driver: Ve
         return None
     floor = _compat_floor(kb, have[0])
     compat_ok = floor is not None and driver is not None and driver >= floor[0]
+    built = major_minor(build.get("cuda"))
+    if built is not None and compat_ok and built[0] == have[0]:
+        compat_ok = False  # the build itself runs under minor-version compatibility: only a fuller fit helps
     mine = q.torch_release(kb, build.get("version"))
     releases = ([mine] if mine is not None else []) + [r for r in q.torch_releases(kb) if r is not mine]
+    own = q.local_tag(str(build.get("version") or ""))
     for rel in releases:
-        lines = [(v, q.minor_of(v.version)) for v in rel.variants if v.kind == "cuda" and q.minor_of(v.version)]
+        lines = [(v, q.minor_of(v.version)) for v in rel.variants if v.kind == "cuda" and q.minor_of(v.version)
+                 and not (rel is mine and v.name == own)]  # never the build already there
         full = [(v, mm) for v, mm in lines if mm <= have]
         compat = [(v, mm) for v, mm in lines if mm > have and mm[0] == have[0] and compat_ok]
         if full:

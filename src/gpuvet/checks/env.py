@@ -1,7 +1,6 @@
 """ENV: configuration (environment variables that hide or override GPUs, device-node access)."""
 from __future__ import annotations
 
-import os
 import re
 from typing import Any, Iterable
 

@@ -1,7 +1,6 @@
 """EXT: compiled extensions and the toolchain that builds them (nvcc, host compiler)."""
 from __future__ import annotations
 
-import os
 import re
 from typing import Iterable
 

@@ -116,7 +116,11 @@ def glibc_older_than_wheel_needs(ctx: Context):
     if need is None:
         yield Unknown(f"the KB records no glibc for {release.manylinux}")
         return
-    if q.parse_version(glibc) < q.parse_version(need):
+    have_v, need_v = q.parse_version(glibc), q.parse_version(need)
+    if have_v is None or need_v is None:
+        yield Unknown(f"cannot compare glibc {glibc!r} with {need!r}")
+        return
+    if have_v < need_v:
         yield Fail(f"glibc {glibc} is older than torch {release.version}'s {release.manylinux} wheels need ({need})",
                    why=f"torch {release.version}'s Linux wheels are {release.manylinux}: they need glibc {need} or newer.",
                    evidence=[ev(osr, f"glibc {glibc}"), ev(build, f"torch {version}"),

@@ -105,12 +105,13 @@ def history(ctx, limit, fmt, db) -> int:
         env.stdout.write(f"no snapshots yet in {where} (take one with `gpuvet snapshot`)\n")
         return 0
     good_id = max((r for r in recs if r.good), key=lambda r: (r.good_at or "", r.id), default=None)
-    rows = [("", "id", "taken (UTC)", "label", "frameworks", "score", "failing")]
+    rows = [("", "id", "taken (UTC)", "label", "frameworks", "score", "failing", "runs")]
     for r in recs:
         fw = " ".join(f"{k} {v}" for k, v in sorted((r.summary.get("frameworks") or {}).items()))
         rows.append(("*" if good_id and r.id == good_id.id else ("g" if r.good else ""), str(r.id),
                      r.created_at[:19].replace("T", " "), r.label or "", fw, "" if r.score is None else str(r.score),
-                     ",".join(r.summary.get("failed") or [])))
+                     ",".join(r.summary.get("failed") or []),
+                     " ".join(f"{k}:{n}" for k, n in sorted((r.summary.get("runs") or {}).items()))))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         env.stdout.write("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() + "\n")

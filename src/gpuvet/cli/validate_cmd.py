@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from .common import emit, env_of, make_policy, output_options, policy_options
-from .env import Environment, GpuvetError
+from .env import Environment
 
 
 class Progress:

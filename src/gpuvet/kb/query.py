@@ -19,6 +19,11 @@ from gpuvet.model.versions import local_tag, minor_of, parse_version, spec_conta
 # -- versions: parsed in one place (gpuvet.model.versions), re-exported for the KB's callers ------------
 
 
+def _vkey(text: Any) -> Version:
+    """A sort key: the version, unparsable text first."""
+    return parse_version(text) or Version("0")
+
+
 # -- torch releases ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Variant:
@@ -150,6 +155,16 @@ def _norm_name(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", name.lower()).strip()
 
 
+_BRAND = re.compile(r"^(?:(?:amd|ati|nvidia|radeon|geforce|instinct|tesla|quadro)\s+)+")
+
+
+def _short_name(name: str) -> str:
+    """A normalised name without its vendor/brand words: 'amd radeon rx 7900 xtx' -> 'rx 7900 xtx' (what users
+    type); empty when nothing distinctive (two characters or a bare number) would be left."""
+    short = _BRAND.sub("", name)
+    return short if len(short) > 2 and not short.isdigit() else ""
+
+
 @dataclass(frozen=True)
 class Gpu:
     vendor: str  # nvidia | amd | ''
@@ -178,11 +193,12 @@ def resolve_gpu(kb: Any, text: str) -> Gpu | None:
         cc = f"{int(m.group(1)) // 10}.{int(m.group(1)) % 10}" if m else ""
         return Gpu(vendor, arch, t, cc)
     wanted = _norm_name(t)
+    short = _short_name(wanted)
     best: tuple[int, dict[str, Any]] | None = None
     for e in entries:
         for alias in e.get("names", []):
             a = _norm_name(alias)
-            if a and (wanted == a or f" {a} " in f" {wanted} "):
+            if a and (wanted == a or f" {a} " in f" {wanted} " or (short and _short_name(a) == short)):
                 if best is None or len(a) > best[0]:
                     best = (len(a), e)
     if best is None:
@@ -258,7 +274,7 @@ def min_driver_for_cuda(kb: Any, cuda: Any) -> dict[str, Any] | None:
     if mm is None:
         return None
     rows = [e for e in cuda_toolkits(kb) if minor_of(e["cuda"]) == mm]
-    rows.sort(key=lambda e: parse_version(e["cuda"]))  # GA (X.Y) sorts before X.Y.1
+    rows.sort(key=lambda e: parse_version(e["cuda"]) or Version("0"))  # GA (X.Y) sorts before X.Y.1
     return rows[0] if rows else None
 
 
@@ -330,7 +346,7 @@ def coverage(kb: Any) -> dict[str, Any]:
                                 "archs": archs}
         elif name == "cuda_toolkits":
             vs = [e.get("cuda") for e in entries]
-            info["range"] = f"{vs and min(vs, key=parse_version)} .. {vs and max(vs, key=parse_version)}"
+            info["range"] = f"{vs and min(vs, key=_vkey)} .. {vs and max(vs, key=_vkey)}"
         elif name == "host_compilers":
             info["cuda"] = [e.get("cuda") for e in entries]
         elif name in ("known_issues", "python_rules"):

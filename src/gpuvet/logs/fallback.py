@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 ERROR_LINE = re.compile(
     r"(error|exception|fail(ed|ure)?|fatal|abort(ed)?|denied|cannot|can't|could not|unable to|invalid|"
     r"not (found|supported|available|compiled)|segmentation fault|core dumped|illegal|unsupported|"
-    r"mismatch|incompatible|undefined symbol|no such file|killed|timed? ?out|hang|reset|fault|\bXid\b)", re.I)
+    r"mismatch|incompatible|undefined symbol|no such file|killed|timed? ?out|hang|reset|fault|\bXid\b|\bmissing\b)", re.I)
 
 # Lines that look like errors but are fields of a tool's report or listing: collect_env / lscpu / nvidia-smi -q
 # fields ("Vulnerability Tsx async abort:      Not affected", "Uncorrectable Error   : 0"), KEY=value lines,
@@ -31,7 +31,7 @@ REPORT_LINE = re.compile(
     r"|^\s*[A-Z][A-Z0-9_]*=|^\s*\"[^\"]{1,60}\":\s"
     r"|^\s*[A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*){1,3}\s*$"
     r"|^\s*[\u2713\u2714]\s|^\s*[-?]\s+[A-Z]{2,4}[0-9]{3}\s"
-    r"|^ls: cannot access ")
+    r"|^ls: cannot access |^[^\n]*\u2502|^\s*\|.*\|\s*$")
 
 
 def is_error_line(text: str) -> bool:
@@ -73,6 +73,7 @@ VOCAB: list[tuple[str, str, float, re.Pattern[str]]] = [(c, comp, w, re.compile(
      r"unsupported GNU version|#error|error: command '[^']*(gcc|g\+\+|nvcc|hipcc|c\+\+)[^']*' failed|"
      r"(triton|inductor)[^\n]{0,60}(compil\w+ (error|fail)|CompilationError)"),
     ("toolchain", "toolchain", 0.5, r"\b(gcc|g\+\+|clang|ninja|cmake|setup\.py|build_ext|CUDA_HOME|ROCM_PATH)\b"),
+    ("toolchain", "extension", 0.8, r"\b(build|compil\w*) (error|fail\w*)\b|\bDS_BUILD_\w+|\bop[_ ]builder\b|JIT (compil\w+|build) (of|for) "),
     ("hardware-fault", "hardware", 1.0,
      r"\bXid\b|\bECC\b|uncorrectable|fell off the bus|GPU (has )?(hung|hang|reset)|ring \w+ timeout|"
      r"MMU fault|page fault|memory access fault|\bthermal\b|power brake|PCIe? (bus )?error|AER"),
@@ -108,12 +109,12 @@ def propose(error_lines: Sequence[tuple[int, str]], limit: int = 3) -> list[Prop
     terms: dict[str, list[str]] = {}
     for i, (lineno, text) in enumerate(error_lines):
         recency = 0.5 + 0.5 * (i + 1) / n
-        seen_here: set[str] = set()
+        seen_here: set[tuple[str, float]] = set()
         for cause, comp, weight, rx in VOCAB:
             m = rx.search(text)
             if not m or (cause, weight) in seen_here:
                 continue
-            seen_here.add((cause, weight))  # type: ignore[arg-type]
+            seen_here.add((cause, weight))
             scores[cause] = scores.get(cause, 0.0) + weight * recency
             comps.setdefault(cause, comp)
             if len(ev.setdefault(cause, [])) < 3 and (lineno, text) not in ev[cause]:

@@ -111,7 +111,8 @@ def compile_signature(e: dict[str, Any]) -> Signature:
         alternatives=tuple(_hyp(a, comp) for a in e.get("alternatives", ())),
         resolve=tuple(_hyp(a, comp) for a in e.get("resolve", ())), generic=bool(e.get("generic", False)),
         examples=tuple(ex.get("match", ())), counter_examples=tuple(ex.get("no_match", ())), regex=rx)
-    for h in (sig, *sig.alternatives, *sig.resolve):  # the vocabulary is gpuvet.model.taxonomy's, nothing else
+    readings: list[Signature | Hypothesis] = [sig, *sig.alternatives, *sig.resolve]
+    for h in readings:  # the vocabulary is gpuvet.model.taxonomy's, nothing else
         if h.cause not in LABELS:
             raise SignatureError(f"{sig.id}: cause {h.cause!r} is not in the taxonomy")
         if h.component not in COMPONENTS:

@@ -24,6 +24,8 @@ class TableSpec:
     doc: str
     columns: tuple[Column, ...]
     sources: str = ""
+    key: tuple[str, ...] = ()  # identity columns (osquery's index columns): rows equal on them are "the same"
+
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -165,6 +167,28 @@ TABLES: dict[str, TableSpec] = {
     )
 }
 
+# Row identity per table: the columns that say which thing a row is about, so two reports' rows can be
+# matched (a later diff / snapshot compares the other columns of rows with the same identity).  Empty:
+# the table holds one row per machine.
+KEYS: dict[str, tuple[str, ...]] = {
+    "os_info": (),
+    "gpu_devices": ("vendor", "index", "pci_bus"),
+    "drivers": ("vendor", "component"),
+    "runtimes": ("vendor", "name", "origin", "path"),
+    "compilers": ("name", "path"),
+    "host_compilers": ("role", "path"),
+    "libraries": ("name", "path"),
+    "shared_libraries": ("soname", "path"),
+    "framework_builds": ("name", "path"),
+    "packages": ("name", "location"),
+    "env_vars": ("name",),
+    "device_nodes": ("path",),
+    "user": (),
+    "containers": ("kind",),
+    "extensions": ("path",),
+    "kernel_caches": ("name", "path"),
+}
+TABLES = {name: TableSpec(t.name, t.doc, t.columns, t.sources, KEYS.get(name, ())) for name, t in TABLES.items()}
 
 # The command whose output supplies a table when the facts come from pasted text (what to paste
 # next), and what a live run reads.  Shown once in the collapsed "could not check" line.
@@ -183,6 +207,8 @@ SUPPLIED_BY: dict[str, str] = {
     "user": "id",
     "containers": "gpuvet check on the machine",
     "kernel_caches": "gpuvet check on the machine",
+    "host_compilers": "gcc --version",
+    "extensions": "gpuvet check on the machine",
 }
 
 
@@ -193,6 +219,11 @@ class Row:
     table: str
     values: Mapping[str, Any]
     source: str
+
+    def identity(self) -> tuple[Any, ...]:
+        """(table, *key values): what thing this row is about (``TABLES[table].key``)."""
+        spec = TABLES.get(self.table)
+        return (self.table, *(self.values.get(k) for k in (spec.key if spec else ())))
 
     def get(self, key: str, default: Any = None) -> Any:
         v = self.values.get(key, default)

@@ -136,6 +136,24 @@ class Deduction:
     reason: str
 
 
+@dataclass(frozen=True)
+class ReportHeader:
+    """Who made a report, about which machine, when and how long it took (``header`` in the JSON)."""
+
+    tool_version: str
+    kb_version: str | None = None
+    kb_date: str | None = None
+    host: str = ""  # the examined machine's hostname ('' for pasted / described facts)
+    started_at: str = ""  # wall-clock start, ISO 8601 UTC
+    duration_s: float | None = None
+    tool: str = "gpuvet"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "tool_version": self.tool_version, "kb_version": self.kb_version,
+                "kb_date": self.kb_date, "host": self.host, "started_at": self.started_at,
+                "duration_s": self.duration_s}
+
+
 @dataclass
 class Report:
     """What a command produced: findings, the facts behind them, a score, and metadata."""
@@ -147,6 +165,7 @@ class Report:
     deductions: list[Deduction] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # command-specific payload (diagnoses, verdict, ...)
+    header: ReportHeader | None = None
 
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.failed and not f.acknowledged]

@@ -139,6 +139,11 @@ class System:
 
         return "%d.%d.%d" % sys.version_info[:3]
 
+    def hostname(self) -> str:
+        import platform
+
+        return platform.node()
+
     # -- commands -------------------------------------------------------------------------------
     def which(self, name: str) -> str | None:
         return shutil.which(name, path=self.environ.get("PATH", os.defpath))
@@ -148,10 +153,9 @@ class System:
         want ``hipconfig --full``) share one run, the later caller waiting for the first."""
         key = (tuple(argv), timeout)
         with self._runs_lock:
-            pending = self._runs.get(key)
-            owner = pending is None
-            if owner:
-                pending = self._runs[key] = _Pending()
+            found = self._runs.get(key)
+            owner = found is None
+            pending = self._runs[key] = _Pending() if found is None else found
         if owner:
             try:
                 pending.result = self._run(tuple(argv), timeout)
@@ -160,6 +164,14 @@ class System:
         else:
             pending.done.wait(timeout + 2)
         return pending.result or CommandResult(tuple(argv), None, error="timeout")
+
+    def spawn(self, argv: Sequence[str], extra_env: Mapping[str, str] | None = None) -> subprocess.Popen:
+        """Start a long-running reader (e.g. ``grep`` over a large log) whose stdout the caller streams;
+        stdin and stderr are closed.  The caller waits for it or kills it.  Raises OSError."""
+        env = dict(self.environ)
+        env.update(extra_env or {})
+        return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=env)
 
     def _run(self, argv: tuple[str, ...], timeout: float) -> CommandResult:
         exe = argv[0] if os.sep in argv[0] else self.which(argv[0])
@@ -358,6 +370,7 @@ class FakeSystem(System):
 
     paths: list[str] = field(default_factory=list)
     pyversion: str = "3.11.7"
+    host: str = "fake-host"
 
     def __post_init__(self) -> None:
         self.environ = dict(self.env)
@@ -370,6 +383,9 @@ class FakeSystem(System):
 
     def python_version(self) -> str:
         return self.pyversion
+
+    def hostname(self) -> str:
+        return self.host
 
     def which(self, name: str) -> str | None:
         if name in self.executables:

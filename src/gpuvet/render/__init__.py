@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from gpuvet.model import Report
 
@@ -39,7 +39,7 @@ def formats(documents: bool = False) -> list[str]:
     return [f.name for f in REGISTRY if f.documents or not documents]
 
 
-def render(report: Report, fmt: str, **opts) -> str:
+def render(report: Report, fmt: str, **opts: Any) -> str:
     return renderer(fmt)(report, **opts)
 
 

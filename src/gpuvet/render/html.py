@@ -201,7 +201,7 @@ def heatmap(tab: dict) -> str:
     cw, ch, L, T = 72, 30, 60, 40
     w, h = max(420, L + cw * len(cols) + 10), T + ch * len(rows) + 30
     out = [f"<svg xmlns='http://www.w3.org/2000/svg' width={w} height={h} role=img aria-label='stability matrix'>",
-           f"<text x=4 y=15 font-size=13 font-weight=600>success rate per cell (batch size x dtype)</text>"]
+           "<text x=4 y=15 font-size=13 font-weight=600>success rate per cell (batch size x dtype)</text>"]
     for j, c in enumerate(cols):
         out.append(f"<text x={L + j * cw + cw / 2:.0f} y={T - 6} font-size=11 text-anchor=middle>batch {e(c)}</text>")
     for i, r in enumerate(rows):

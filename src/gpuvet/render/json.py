@@ -23,6 +23,8 @@ def report_dict(report: Report) -> dict[str, Any]:
         "summary": {k: counts.get(k, 0) for k in ("failed", "unknown", "passed", "skipped")},
         "findings": [f.to_dict() for f in report.findings],
     }
+    if report.header is not None:
+        doc["header"] = report.header.to_dict()
     doc.update(report.extra)
     if report.facts is not None:
         doc["facts"] = report.facts.to_dict()

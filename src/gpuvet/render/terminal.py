@@ -34,7 +34,8 @@ TABLE_WORDS = {"framework_builds": "framework build", "gpu_devices": "GPUs", "dr
                "runtimes": "runtimes", "compilers": "compilers", "libraries": "loaded libraries",
                "packages": "packages", "env_vars": "environment", "device_nodes": "device nodes",
                "os_info": "OS and Python", "containers": "container", "kernel_caches": "kernel caches",
-               "shared_libraries": "library resolution", "user": "user"}
+               "shared_libraries": "library resolution", "user": "user", "host_compilers": "host compilers",
+               "extensions": "compiled extensions"}
 
 
 class _Out:
@@ -180,11 +181,19 @@ def unknown_lines(report: Report, unknown: Sequence[Finding]) -> list[str]:
         fs = not_shown[""]
         tables = list(dict.fromkeys(t for f in fs for t in f.missing))
         cmds = [c for c in dict.fromkeys(SUPPLIED_BY.get(t, "") for t in tables) if c and not c.startswith("gpuvet")]
-        what = ", ".join(TABLE_WORDS.get(t, t) for t in tables)
-        src = "the text does not show" if pasted else "not collected:"
+        facts = report.facts
+        absent = [t for t in tables if facts is None or facts.status(t) != "ok"]
+        thin = [t for t in tables if t not in absent]
+        words = lambda ts: ", ".join(TABLE_WORDS.get(t, t.replace("_", " ")) for t in ts)  # noqa: E731
+        if pasted:
+            parts = ([f"the text does not show {words(absent)}"] if absent else []) + \
+                    ([f"shows too little of {words(thin)}"] if thin else [])
+            what = " and ".join(parts)
+        else:
+            what = f"not collected: {words(tables)}"
         supply = (f"paste the output of {', '.join(cmds)} (or run gpuvet check on that machine)" if cmds
                   else "run gpuvet check on that machine")
-        lines.append(f"? {_n(len(fs))} could not run: {src} {what}; {supply}; --verbose lists them")
+        lines.append(f"? {_n(len(fs))} could not run: {what}; {supply}; --verbose lists them")
     for reason, fs in by_reason.items():
         codes = ", ".join(f.code for f in fs[:4]) + (", …" if len(fs) > 4 else "")
         lines.append(f"? {_n(len(fs))} could not run ({codes}): {reason}")

@@ -464,6 +464,21 @@ class Store:
             with self.engine.connect() as conn:
                 return [_run(r) for r in conn.execute(q).mappings()]
 
+    def run_counts(self) -> dict[int, dict[str, int]]:
+        """{snapshot id: {kind: number of runs}} (for `gpuvet history`)."""
+        import sqlalchemy as sa
+
+        from .schema import runs as t
+
+        q = sa.select(t.c.snapshot_id, t.c.kind, sa.func.count()).where(t.c.snapshot_id.is_not(None)) \
+            .group_by(t.c.snapshot_id, t.c.kind)
+        out: dict[int, dict[str, int]] = {}
+        with self._guard("read"):
+            with self.engine.connect() as conn:
+                for sid, kind, n in conn.execute(q):
+                    out.setdefault(int(sid), {})[kind] = int(n)
+        return out
+
     def run(self, run_id: int) -> RunRecord:
         import sqlalchemy as sa
 

@@ -17,6 +17,9 @@ from .findings import finding
 
 MIN_BAND = 0.10
 SPREAD_K = 3.0
+# on the CPU (CI's small runs on shared cores) a change of less than this many units is scheduler noise
+CPU_ABS_FLOOR = {"ms": 0.5, "us": 50.0}
+RUNS_K = 1.5  # the spread of the medians of earlier runs on the same stack, when there are some
 SINGLE_BAND = 0.25
 BAD = ("failed", "error", "crashed", "timeout", "framework-error", "framework-timeout")
 
@@ -33,7 +36,10 @@ def _spread(m: dict[str, Any]) -> tuple[float, float, float]:
     return med, (med - lo) / abs(med), (hi - med) / abs(med)
 
 
-def compare_metric(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+def compare_metric(base: dict[str, Any], new: dict[str, Any], history: list[float] | None = None,
+                   abs_floor: float | None = None) -> dict[str, Any]:
+    """``history``: this metric's medians in earlier runs on the same stack (the baseline's siblings);
+    their spread widens the band, so run-to-run noise measured on this machine is never a regression."""
     bmed, blo, bhi = _spread(base)
     nmed, nlo, nhi = _spread(new)
     higher = (new.get("better") or base.get("better")) == "higher"
@@ -41,15 +47,36 @@ def compare_metric(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     # worse direction: base's spread on the worse side plus new's spread on the better side, times
     # SPREAD_K (run-to-run noise is wider than the spread inside one run), never under MIN_BAND
     band = max(MIN_BAND, SPREAD_K * ((bhi + nlo) if not higher else (blo + nhi)))
+    runs_spread = None
+    vals = [v for v in (history or []) if isinstance(v, (int, float))] + [bmed]
+    if len(vals) >= 2 and statistics.median(vals):
+        med = statistics.median(vals)
+        runs_spread = (max(vals) - min(vals)) / abs(med)
+        band = max(band, RUNS_K * runs_spread)
     worse = -delta if higher else delta
     verdict = "regression" if worse > band else ("improvement" if -worse > band else "noise")
-    return {"base": bmed, "new": nmed, "unit": new.get("unit") or base.get("unit"), "delta": delta, "band": band,
-            "better": "higher" if higher else "lower", "verdict": verdict}
+    if abs_floor is not None and abs(nmed - bmed) < abs_floor:
+        verdict = "noise"  # under the timer's resolution on this device
+    out = {"base": bmed, "new": nmed, "unit": new.get("unit") or base.get("unit"), "delta": delta, "band": band,
+           "better": "higher" if higher else "lower", "verdict": verdict}
+    if runs_spread is not None:
+        out["runs"] = len(vals)
+        out["runs_spread"] = runs_spread
+    return out
 
 
-def compare_runs(base: dict[str, Any], new: dict[str, Any]) -> tuple[list[dict[str, Any]], list[Finding]]:
-    """Rows (one per case metric and one per case status) and the findings they make."""
+def compare_runs(base: dict[str, Any], new: dict[str, Any],
+                 history: list[dict[str, Any]] | None = None) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """Rows (one per case metric and one per case status) and the findings they make.  ``history``:
+    earlier run records on the baseline's stack; their medians give the run-to-run noise band."""
     bcases = {c["case"]: c for c in base.get("cases", [])}
+    on_cpu = (new.get("framework") or {}).get("device") == "cpu"
+    past: dict[tuple[str, str], list[float]] = {}
+    for run in history or []:
+        for c in run.get("cases", []):
+            for mname, m in (c.get("metrics") or {}).items():
+                if isinstance(m.get("value"), (int, float)):
+                    past.setdefault((c["case"], mname), []).append(float(m["value"]))
     rows: list[dict[str, Any]] = []
     findings: list[Finding] = []
     for nc in new.get("cases", []):
@@ -70,7 +97,8 @@ def compare_runs(base: dict[str, Any], new: dict[str, Any]) -> tuple[list[dict[s
             bm = (bc.get("metrics") or {}).get(mname)
             if not bm or bm.get("value") is None or nm.get("value") is None:
                 continue
-            r = compare_metric(bm, nm)
+            floor = CPU_ABS_FLOOR.get(nm.get("unit", "")) if on_cpu else None
+            r = compare_metric(bm, nm, past.get((name, mname)), floor)
             rows.append({"case": name, "metric": mname, **r})
             if r["verdict"] == "regression":
                 regressed.append((mname, r))

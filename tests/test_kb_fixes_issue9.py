@@ -1,0 +1,40 @@
+"""KB fixes of issue 9: a second ROCm wheel line per release (test-infra's build matrix), short GPU names,
+and GPU-specific known issues that do not make a GPU-less description unknown."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_cli
+from gpuvet import kb
+from gpuvet.kb import query as q
+
+
+@pytest.mark.parametrize("release, rocm", [("2.2", "5.6"), ("2.3", "5.7"), ("2.4", "6.0"), ("2.4", "6.1"),
+                                           ("2.10", "7.0"), ("2.10", "7.1"), ("2.11", "7.1"), ("2.13", "7.1")])
+def test_release_ships_both_rocm_lines(release, rocm):
+    r = q.torch_release(kb.load(), release)
+    assert q.find_variant(r, rocm=rocm) is not None
+
+
+def test_newest_stable_for_rocm():
+    rel, var = q.newest_with_rocm(kb.load(), "5.6")
+    assert rel.version == "2.2" and var.index_url.endswith("/rocm5.6")
+
+
+@pytest.mark.parametrize("name, arch", [("RX 7900 XTX", "gfx1100"), ("rx 7900 xtx", "gfx1100"),
+                                        ("Radeon RX 7900 XTX", "gfx1100"), ("MI210", "gfx90a")])
+def test_short_gpu_names_resolve(name, arch):
+    g = q.resolve_gpu(kb.load(), name)
+    assert g is not None and g.arch == arch
+
+
+def test_bare_number_does_not_resolve():
+    assert q.resolve_gpu(kb.load(), "4090") is None
+
+
+def test_gpu_specific_known_issue_does_not_make_gpu_less_description_unknown():
+    doc = run_cli(["compat", "--torch", "2.9.1", "--rocm", "6.4", "--format", "json"]).json()
+    bld106 = next(f for f in doc["findings"] if f["code"] == "BLD106")
+    assert bld106["outcome"] == "passed" and "GPU-specific" in bld106["title"]
+    doc = run_cli(["compat", "--torch", "2.9.1", "--rocm", "6.4", "--gpu", "gfx906", "--format", "json"]).json()
+    assert next(f for f in doc["findings"] if f["code"] == "BLD106")["outcome"] == "failed"
