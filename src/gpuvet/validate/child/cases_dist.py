@@ -73,17 +73,18 @@ class Watchdog:
         self.ctx, self.timeout_s = ctx, timeout_s
         self.what: str | None = None
         self.since = 0.0
+        self.limit = timeout_s
         self.lock = threading.Lock()
         self.stop = threading.Event()
         threading.Thread(target=self._watch, daemon=True, name="gpuvet-collective-watchdog").start()
 
-    def guard(self, what: str):
+    def guard(self, what: str, timeout_s: float | None = None):
         wd = self
 
         class _G:
             def __enter__(self):
                 with wd.lock:
-                    wd.what, wd.since = what, time.monotonic()
+                    wd.what, wd.since, wd.limit = what, time.monotonic(), timeout_s or wd.timeout_s
 
             def __exit__(self, *exc):
                 with wd.lock:
@@ -95,11 +96,11 @@ class Watchdog:
     def _watch(self):
         while not self.stop.wait(0.2):
             with self.lock:
-                what, since = self.what, self.since
-            if what is not None and time.monotonic() - since > self.timeout_s:
-                self._report(what)
+                what, since, limit = self.what, self.since, self.limit
+            if what is not None and time.monotonic() - since > limit:
+                self._report(what, limit)
 
-    def _report(self, what: str):
+    def _report(self, what: str, limit: float):
         import sys
         import traceback
 
@@ -108,13 +109,13 @@ class Watchdog:
             stacks = "".join("".join(traceback.format_stack(f)) for tid, f in sys._current_frames().items()
                              if tid != me)
             sys.stderr.write(f"gpuvet: rank {os.environ.get('RANK')}: {what} did not finish within "
-                             f"{self.timeout_s:g} s; where the rank waits:\n{stacks[-2000:]}\n")
+                             f"{limit:g} s; where the rank waits:\n{stacks[-2000:]}\n")
             sys.stderr.flush()
             res = self.ctx.result()
             res["info"]["hung"] = what
             worker = sys.modules["__main__"]  # the running worker.py, which owns the protocol stream
             worker.emit("result", case=self.ctx.case, status="timeout",
-                        error=f"{what} did not finish within {self.timeout_s:g} s (rank {os.environ.get('RANK')})",
+                        error=f"{what} did not finish within {limit:g} s (rank {os.environ.get('RANK')})",
                         trace="", elapsed_s=round(time.monotonic() - self.since, 3), **res)
         finally:
             os._exit(124)
@@ -184,7 +185,7 @@ def case_distributed(ctx):
             # NCCL refuses two ranks on one device ("Duplicate GPU detected"); record what it says, once
             x = t.ones(256, device=dev)
             try:
-                with wd.guard("all_reduce on a GPU shared by two ranks"):
+                with wd.guard("all_reduce on a GPU shared by two ranks", min(timeout, 45.0)):
                     dist.all_reduce(x)
                     t.cuda.synchronize()
                 ctx.note("NCCL accepted two ranks on one GPU; the collective sweep was not run")
