@@ -3,7 +3,6 @@
 tty).  Here the same commands run in-process with that width; the screens must match line for line."""
 import re
 import sys
-from pathlib import Path
 
 import pytest
 

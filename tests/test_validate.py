@@ -241,3 +241,9 @@ def test_noise_band_widens_with_the_spread_of_earlier_runs():
     rows, f = compare_runs(base, new, history=[run(8.0), run(12.5), run(9.5)])  # this machine swings 45%
     r = next(r for r in rows if r["metric"] == "t")
     assert r["verdict"] == "noise" and r["runs"] == 4 and not any(x.failed for x in f)
+
+
+@pytest.mark.parametrize("code", ["VAL001", "VAL004", "VAL023"])
+def test_every_val_code_has_a_rule_page(code):
+    rc, out, err = cli(["rule", code])
+    assert rc == 0 and code in out and "Fix:" in out, err

@@ -47,6 +47,11 @@ def show_rule(code: str, env: Any = None) -> Report:
     chk = get(code)
     if chk is not None:
         return Report(command="rule", meta={"kind": "check"}, extra=rule_dict(chk))
+    from gpuvet.validate.findings import rule_doc
+
+    val = rule_doc(code)
+    if val is not None:  # validate / bench / scan findings
+        return Report(command="rule", meta={"kind": "check"}, extra=val)
     sig = next((s for s in signatures() if sig_id(s).lower() == code.lower()), None)
     if sig is None:
         raise UsageError(f"no check or signature {code!r} (gpuvet rules lists them)")

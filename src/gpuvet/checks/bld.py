@@ -468,10 +468,13 @@ def gpu_library_shadowed_copy(ctx: Context) -> Iterable:
         for path, how in zip(s.get("others") or [], s.get("would_win") or []):
             wins.setdefault(path, how)
     for s in sel:
+        if str(s.get("name") or "").startswith("cudnn_"):
+            continue  # cuDNN's sub-libraries: reported with libcudnn (one finding per release, not nine)
         others = [r for r in libs if r.get("name") == s.get("name") and r.get("selected") is False
                   and r.get("path") != s.get("path") and not same_release(r.get("version"), s.get("version"))]
         if not others:
             continue
+        subs = [r for r in sel if str(r.get("name") or "").startswith(f"{s.get('name')}_")]
         seen: set[str] = set()
         olist = [o for o in others if not (o.get("path") in seen or seen.add(o.get("path")))]
         where = "; ".join(f"{o.get('version') or '?'} at {o.get('path')} ({o.get('origin') or '?'})"
@@ -487,7 +490,7 @@ def gpu_library_shadowed_copy(ctx: Context) -> Iterable:
             why += (" LD_LIBRARY_PATH points at it, so programs without the framework's RPATH (and libraries the "
                     "framework's copy opens at run time) load it.")
         yield Fail(f"{_lib_title(s.get('name'))}: {who} loads {s.get('version') or '?'} ({s.get('origin')}, "
-                   f"{s.get('path')}); not loaded: {where}",
+                   f"{s.get('path')})" + (f" and its {len(subs)} sub-libraries" if subs else "") + f"; not loaded: {where}",
                    why=why,
                    evidence=[ev(s, "loaded: " + _fmt_lib(s)), *[ev(o, "not loaded: " + _fmt_lib(o)) for o in olist]],
                    fixes=[fix(f"Nothing to change; quote {_lib_title(s.get('name'))} {s.get('version')} (the loaded copy) "

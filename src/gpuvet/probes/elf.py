@@ -89,7 +89,26 @@ class CodeObjects:
 
 
 # -- ELF headers -------------------------------------------------------------------------------------
+_SHT_NAMES = {0: "SHT_NULL", 1: "SHT_PROGBITS", 2: "SHT_SYMTAB", 3: "SHT_STRTAB", 4: "SHT_RELA", 5: "SHT_HASH",
+              6: "SHT_DYNAMIC", 7: "SHT_NOTE", 8: "SHT_NOBITS", 9: "SHT_REL", 11: "SHT_DYNSYM",
+              0x6FFFFFF6: "SHT_GNU_HASH"}
+
+
 def read_elf_info(fh: BinaryIO, path: str = "") -> ElfInfo:
+    """The header facts of an ELF file: the struct-only reader below for 64-bit little-endian files
+    (every GPU platform gpuvet meets), pyelftools for anything else."""
+    try:
+        raw = RawElf(_file_reader(fh), path)
+    except ElfError:
+        fh.seek(0)
+        return _read_elf_info_pyelftools(fh, path)
+    sections: dict[str, Section] = {}
+    for sec in raw.sections:
+        sections.setdefault(sec.name, Section(sec.name, sec.offset, sec.size, _SHT_NAMES.get(sec.type, str(sec.type))))
+    return ElfInfo(path, 64, raw.machine, raw.soname, tuple(raw.needed), raw.rpath, raw.runpath, sections)
+
+
+def _read_elf_info_pyelftools(fh: BinaryIO, path: str = "") -> ElfInfo:
     from elftools.common.exceptions import ELFError
     from elftools.elf.dynamic import DynamicSection
     from elftools.elf.elffile import ELFFile

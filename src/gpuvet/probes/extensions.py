@@ -98,7 +98,26 @@ def jit_dirs(system: System) -> list[str]:
     return [os.path.join(base, "torch_extensions")] if base else []
 
 
-def candidate_files(system: System, paths: Sequence[str], torch_dir: str | None) -> tuple[list[tuple[str, str, str]], list[str]]:
+def _record_path(site: str, entry: str) -> str:
+    return f"{site}/{entry}/RECORD" if entry.endswith(".dist-info") else f"{site}/{entry}/installed-files.txt"
+
+
+def _cached_record_files(system: System, site: str, entry: str, cache: "DiskCache | None") -> list[str]:
+    """_record_files through the disk cache, keyed by the RECORD's own (path, size, mtime)."""
+    if cache is None:
+        return _record_files(system, site, entry)
+    rec = _record_path(site, entry)
+    st = system.stat(rec)
+    hit = cache.get(rec, st)
+    if hit is not None and isinstance(hit.get("so"), list):
+        return [p for p in hit["so"] if isinstance(p, str)]
+    files = _record_files(system, site, entry)
+    cache.put(rec, st, {"candidate": False, "so": files})
+    return files
+
+
+def candidate_files(system: System, paths: Sequence[str], torch_dir: str | None,
+                    cache: "DiskCache | None" = None) -> tuple[list[tuple[str, str, str]], list[str]]:
     """(path, kind, dist) of every shared object to read, and notes on what was bounded."""
     out: dict[str, tuple[str, str, str]] = {}
     notes: list[str] = []
@@ -110,7 +129,7 @@ def candidate_files(system: System, paths: Sequence[str], torch_dir: str | None)
             for entry in system.listdir(d):
                 if not entry.endswith((".dist-info", ".egg-info")) or SKIP_DISTS.match(entry):
                     continue
-                for p in _record_files(system, d, entry):
+                for p in _cached_record_files(system, d, entry, cache):
                     out.setdefault(p, (p, "site-packages", _dist_name(entry)))
             continue
         files, complete = system.walk_so(d, max_depth=6, max_entries=20000, deadline=1.0)
@@ -235,7 +254,7 @@ def _private(st: os.stat_result) -> bool:
 
 def _valid_entry(e: Any) -> bool:
     if e.get("candidate") is False:
-        return True
+        return isinstance(e.get("so", []), list)
     return (isinstance(e, dict) and isinstance(e.get("needed", []), list) and isinstance(e.get("undefined", []), list)
             and isinstance(e.get("targets", []), list) and isinstance(e.get("missing", {}), dict)
             and all(isinstance(x, str) for x in e.get("needed", []) + e.get("undefined", []) + e.get("targets", [])))
@@ -336,8 +355,8 @@ def probe_extensions(system: System, paths: Sequence[str] | None = None, torch_d
     dirs = site_dirs(paths)
     if torch_dir is None:
         torch_dir = find_torch(system, dirs)
-    files, notes = candidate_files(system, dirs, torch_dir)
     cache = DiskCache(system)
+    files, notes = candidate_files(system, dirs, torch_dir, cache)
     syms = TorchSymbols(system, torch_dir)
     rows: list[Row] = []
     started = time.monotonic()

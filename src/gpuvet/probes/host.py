@@ -4,7 +4,6 @@ never by importing them)."""
 from __future__ import annotations
 
 import os
-import platform
 import re
 import stat as _stat
 from typing import Iterable
@@ -59,15 +58,15 @@ def parse_os_release(text: str) -> dict[str, str]:
 
 def probe_os(system: System) -> list[Row]:
     rel = parse_os_release(system.read_text("/etc/os-release") or "")
-    kernel = (system.read_text("/proc/sys/kernel/osrelease") or "").strip() or platform.release()
+    kernel = (system.read_text("/proc/sys/kernel/osrelease") or "").strip() or system.uname()[1]
     glibc = ""
     try:
         v = os.confstr("CS_GNU_LIBC_VERSION") or ""
         glibc = v.split()[-1] if v.startswith("glibc") else ""
     except (ValueError, OSError, AttributeError):
         pass
-    return [row("os_info", "/etc/os-release", name=rel.get("PRETTY_NAME") or rel.get("NAME") or platform.system(),
-                kernel=kernel, arch=platform.machine(), glibc=glibc, python=system.python_version())]
+    return [row("os_info", "/etc/os-release", name=rel.get("PRETTY_NAME") or rel.get("NAME") or system.uname()[0],
+                kernel=kernel, arch=system.uname()[2], glibc=glibc, python=system.python_version())]
 
 
 DEVICE_GLOBS = ("/dev/kfd", "/dev/dri/renderD*", "/dev/nvidiactl", "/dev/nvidia[0-9]*", "/dev/nvidia-uvm", "/dev/dxg")

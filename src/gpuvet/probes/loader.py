@@ -482,6 +482,10 @@ def resolve_framework_libraries(system: System, lib_paths: Sequence[str], framew
             res = resolve(system, info, requester, soname, get_cache(), chain, loaded)
             if how == "dlopen" and res.via == "unresolved":
                 continue  # an optional sub-library that is not installed anywhere
+            if res.path and soname not in loaded:
+                # loaded now: every later request of this soname gets this object (breadth-first, as ld.so
+                # loads DT_NEEDED), whatever the later requester's own search path would find
+                loaded[soname] = (res.path, res.via)
             src = (f"ELF {lib} ({'DT_NEEDED' if how == 'needed' else 'dlopen'} {soname}); loader search"
                    + (f", {cache_src}" if cache_src else ""))
             shared.append(row("shared_libraries", src, soname=soname, path=res.path, via=res.via, how=how,

@@ -144,6 +144,12 @@ class System:
 
         return platform.node()
 
+    def uname(self) -> tuple[str, str, str]:
+        """(system, kernel release, machine) of this machine: ('Linux', '6.1.0-18-amd64', 'x86_64')."""
+        import platform
+
+        return platform.system(), platform.release(), platform.machine()
+
     # -- commands -------------------------------------------------------------------------------
     def which(self, name: str) -> str | None:
         return shutil.which(name, path=self.environ.get("PATH", os.defpath))

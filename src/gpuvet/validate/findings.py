@@ -49,6 +49,49 @@ VAL_CODES: dict[str, tuple[str, Severity, str, str]] = {
                "configuration; it applies only if set before the library reads it."),
 }
 
+# How each problem is usually fixed (``gpuvet rule VALxxx`` prints these with the meaning above).
+VAL_FIX = {
+    "VAL001": "Re-run the one case (`gpuvet validate --case NAME`); a native crash that repeats points at the "
+              "framework build, a math library or the driver: compare with `gpuvet validate --against good` and "
+              "`gpuvet diff` to see which layer changed.",
+    "VAL002": "Re-run with a longer --case-timeout to tell slow from hung; a collective that hangs: check "
+              "NCCL/RCCL settings (`gpuvet check`), then run it under `gpuvet run --debug`.",
+    "VAL003": "Pin the operator to another backend or dtype, report it upstream with the case's shapes, and "
+              "roll back to the last good stack (`gpuvet rollback`) if it affects training.",
+    "VAL004": "Look for a caching-allocator setting (PYTORCH_*_ALLOC_CONF) or a library that keeps buffers; "
+              "compare the stored memory curves with the baseline's.",
+    "VAL005": "Read the traceback in the evidence: an operator/dtype the build should support raising is a "
+              "build problem; `gpuvet check` names mismatched layers.",
+    "VAL006": "`gpuvet check --python PATH` names what disagrees (driver, runtime, build, device access).",
+    "VAL007": "Use the cells that pass, or the previous stack, until the failing cells pass; the cell's first "
+              "error is in the evidence.",
+    "VAL008": "Read which stage broke its expectation; hidden syncs come from .item()/.cpu() in the data "
+              "pipeline, wrong autocast dtypes from a changed autocast op list.",
+    "VAL010": "Compare the two stacks (`gpuvet diff`); re-run both to confirm it is outside the noise.",
+    "VAL011": "Check clocks and power (`nvidia-smi -q -d CLOCK,POWER`), other processes on the GPU, and the "
+              "math library versions.",
+    "VAL012": "A case that passed before fails now: roll back (`gpuvet rollback`) or pin the changed layer.",
+    "VAL020": "Run `gpuvet validate --ops-from PATH` on each stack the code runs on.",
+    "VAL021": "Guard the call for ROCm (torch.version.hip) or use the portable API named in the finding.",
+    "VAL022": "Set it once, deliberately, and record it with the job's configuration.",
+    "VAL023": "Set it in the job's environment instead, so `gpuvet check` and the logs show it.",
+}
+
+
+def rule_doc(code: str) -> dict[str, Any] | None:
+    """The documentation of a VAL code, in the shape of a check's (for `gpuvet rule`)."""
+    code = code.upper()
+    if code not in VAL_CODES:
+        return None
+    name, sev, cause, meaning = VAL_CODES[code]
+    where = "gpuvet scan PATH" if code >= "VAL020" else "gpuvet validate / gpuvet bench"
+    sections = {"What it does": f"Reported by `{where}`. {meaning}",
+                "Why is this bad?": meaning, "Example": f"`{where}`",
+                "Fix": VAL_FIX.get(code, ""), "References": "bench/results/h200-validate/README.md"}
+    return {"code": code, "name": name, "severity": sev.name.lower(), "tables": [], "cause": cause,
+            "component": "framework", "summary": meaning, "sections": sections}
+
+
 COMPONENT = "framework"
 DEBUG_FIX = Fix("Re-run the single case with gpuvet validate --case NAME; for a native crash run it under "
                 "`gpuvet run --debug -- python ...` to get synchronous launches and the vendor logs.")
