@@ -179,6 +179,7 @@ def run_validate(opts: ValidateOptions, env: Environment,
                     progress=progress)
     results = runner.run(specs)
     findings = findings_for(results, runner.framework_error)
+    dist_record = _distributed(results, findings, env)  # topology + misconfigurations (validate/distributed.py)
     kb = kbmod.load()
     fw = runner.framework or {}
     record: dict[str, Any] = {
@@ -190,6 +191,8 @@ def run_validate(opts: ValidateOptions, env: Environment,
         "cases": results}
     if scan_info:
         record["ops_from"] = scan_info
+    if dist_record:
+        record["distributed"] = dist_record
     rows, pfind = peak_rows(results, fw.get("device_name"), kb.table("gpu_peaks"))
     if rows:
         record["peaks"] = rows
@@ -208,6 +211,23 @@ def run_validate(opts: ValidateOptions, env: Environment,
     if opts.html:
         write_html(report, opts.html)
     return report
+
+
+def _distributed(results: list[dict[str, Any]], findings: list[Finding], env: Environment) -> dict[str, Any] | None:
+    """For a distributed case that ran: topology facts recorded, misconfiguration findings added."""
+    from gpuvet.validate import distributed as dist
+
+    ran = [r for r in results if r.get("case") == "distributed"]
+    if not ran:
+        return None
+    topo = dist.topology(env.environ)
+    for res in ran:
+        extra = dist.findings(res, topo, env.environ)
+        for i, f in enumerate(findings):  # a hang: NCCL/RCCL's own lines from the rank's log join its evidence
+            if f.code == "VAL002" and f.title.startswith("distributed "):
+                findings[i] = dist.with_debug_lines(f, res)
+        findings += extra
+    return {"topology": topo}
 
 
 def _save(record: dict[str, Any], opts: ValidateOptions, env: Environment) -> tuple[int | None, int | None]:

@@ -68,12 +68,14 @@ def _common(func):
                         help="Seconds each case may run before it counts as hung (default: the case's own).")(func)
     func = click.option("--html", metavar="FILE", default=None, help="Also write the HTML report with plots.")(func)
     func = click.option("--no-progress", "no_progress", is_flag=True, help="No progress lines on standard error.")(func)
+    func = click.option("--world-size", "world_size", type=click.IntRange(1, 1024), default=None, metavar="N",
+                        help="Processes for the distributed cases (default: one per GPU; two on the CPU).")(func)
     return func
 
 
 def _run(ctx, kind, level, python, device, cases, inject, against, no_save, db, snapshot, case_timeout, html,
          no_progress, fmt, output, verbose, select, ignore, ack, fail_on, ops_from=None, listing=False, stack=False,
-         quiet=False, statistics=False) -> int:
+         quiet=False, statistics=False, world_size=None) -> int:
     from gpuvet.app import validate as app
 
     env = env_of(ctx)
@@ -81,6 +83,8 @@ def _run(ctx, kind, level, python, device, cases, inject, against, no_save, db, 
     opts = app.ValidateOptions(kind=kind, level=level, python=python, device=device, cases=tuple(cases),
                                inject=tuple(inject), ops_from=ops_from, against=against, save=not no_save, db=db,
                                snapshot=snapshot, case_timeout=case_timeout, html=html)
+    if world_size:
+        opts.params = {"collective": {"world_size": world_size}, "distributed": {"world_size": world_size}}
     if listing:
         specs, _ = app.select_cases(opts, env)
         for s in specs:

@@ -39,6 +39,8 @@ CATALOGUE: tuple[CaseSpec, ...] = (
     CaseSpec("stability", "full", "stability matrix: batch size x dtype", "VAL007", 300, 300),
     CaseSpec("collective", "full", "a collective on every GPU", "VAL003", 120, 120, ranks="auto",
              markers=("gpu", "distributed")),
+    CaseSpec("distributed", "full", "all-reduce/all-gather/reduce-scatter/broadcast stress, 1 KiB-1 GiB, every GPU",
+             "VAL003", 600, 120, ranks="auto", markers=("gpu", "distributed")),
     # ---------------------------------------------------------------- bench (gpuvet bench; part of full)
     CaseSpec("bench_alloc", "bench", "allocator latency and fragmentation", "VAL010", 60, 60, markers=("gpu", "memory")),
     CaseSpec("bench_launch", "bench", "kernel launch overhead", "VAL010", 60, 60),

@@ -37,6 +37,12 @@ VAL_CODES: dict[str, tuple[str, Severity, str, str]] = {
                "Measured matmul throughput or memory bandwidth is far below the GPU model's expected peak."),
     "VAL012": ("correctness-regression", Severity.ERROR, "prerelease-regression",
                "A case that passed in the baseline fails now: a correctness failure is always a regression."),
+    "VAL013": ("collective-misconfigured", Severity.WARNING, "collective-comm",
+               "The multi-process setup or the NCCL/RCCL environment makes collectives slow, fail or hang: P2P off, "
+               "a transport disabled, a socket interface that does not exist, ranks sharing or not seeing GPUs."),
+    "VAL014": ("collective-bandwidth-low", Severity.WARNING, "collective-comm",
+               "A large collective's bus bandwidth (nccl-tests' busbw) is far below the bandwidth of the links "
+               "between the GPUs."),
     "VAL020": ("operator-known-to-differ", Severity.INFO, "other",
                "The code uses an operator whose kernels are known to differ across framework versions and "
                "backends; `gpuvet validate --ops-from PATH` tests it here."),

@@ -243,10 +243,13 @@ class Runner:
     # ------------------------------------------------------------------ several processes, one case
     def _run_ranks(self, spec: CaseSpec) -> dict[str, Any]:
         if spec.ranks == "auto":
-            if self.on_cpu or not self.framework:
-                world = 2 if self.on_cpu or self.o.device == "cpu" else 1
-            else:
+            if self.on_cpu or self.o.device == "cpu":
+                world = 2
+            elif self.framework:
                 world = int(self.framework.get("device_count") or 1)
+            else:  # no worker has reported the framework yet: ask it how many GPUs it sees
+                count = self._device_count()
+                world = 2 if count == 0 and self.o.device != "cuda" else max(1, count)
         else:
             world = int(spec.ranks)
         world = int(self.o.params.get(spec.name, {}).get("world_size", world))
@@ -278,7 +281,7 @@ class Runner:
                         self.framework = {k: v for k, v in msg.items() if k not in ("event", "ok")}
                     elif msg.get("event") == "result":
                         per_rank[r] = _clean(msg)
-                        if per_rank[r]["status"] == "error":
+                        if per_rank[r]["status"] in ("error", "timeout"):  # timeout: a rank's own watchdog
                             per_rank[r]["log"] = _tail(log)
                     elif msg.get("event") == "bye":
                         open_.discard(r)
@@ -295,6 +298,18 @@ class Runner:
                 except OSError:
                     pass
         return _merge_ranks(spec, per_rank)
+
+    def _device_count(self) -> int:
+        """GPUs the examined framework sees (0 when none or when it cannot say within the start-up time-out)."""
+        env = dict(self.o.environ if self.o.environ is not None else os.environ)
+        env.update(SAFE_ENV)
+        try:
+            p = subprocess.run([self.o.python, "-c", "import torch; print(torch.cuda.device_count())"],
+                               capture_output=True, text=True, env=env, timeout=self.o.startup_timeout,
+                               stdin=subprocess.DEVNULL, cwd=tempfile.gettempdir())
+            return int(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else 0
+        except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+            return 0
 
     # ------------------------------------------------------------------ results
     def _failure(self, spec: CaseSpec, status: str, proc, log, elapsed: float, rc: int | None = None) -> dict[str, Any]:
@@ -333,6 +348,8 @@ def _merge_ranks(spec: CaseSpec, per_rank: list) -> dict[str, Any]:
         if i == 0:
             merged["metrics"] = r.get("metrics", {})
             merged["info"].update(r.get("info", {}))
+            merged["tables"] = r.get("tables") or {}
+            merged["notes"] = r.get("notes") or []
         if r["status"] != "ok":
             errors.append(f"rank {i}: {r['status']}" + (f" ({r['error']})" if r.get("error") else ""))
             merged.setdefault("log", r.get("log", ""))

@@ -35,6 +35,7 @@ CASES = {
     "leak_loop": ("cases_train", "case_leak_loop", True),
     "stability": ("cases_train", "case_stability", True),
     "collective": ("cases_dist", "case_collective", True),
+    "distributed": ("cases_dist", "case_distributed", True),
     "bench_alloc": ("cases_bench", "case_alloc", True),
     "bench_launch": ("cases_bench", "case_launch", True),
     "bench_coldstart": ("cases_bench", "case_coldstart", True),
