@@ -12,8 +12,13 @@ Then, in one run on this machine:
 3. `gpuvet diagnose --no-grep` on a 64 MiB prefix (the pure-Python fallback), reported in s/GiB;
 4. peak RSS of gpuvet on a 64 MiB prefix and on the 1 GiB file (flat memory = about equal).
 
+Two hostile shapes as well (``--extra``, on by default; ``--only-extra`` skips the 1 GiB part): a deep
+traceback (200,000 frame lines, ~14 MB: every line looks like a traceback, the old per-line hint pass took
+44 s) and a log of 10 MB lines (no newline for 10 MB, five times, then the error), each timed against grep
+with the same patterns; written to bench/results/diagnose_speed_extra.md.
+
 Writes bench/results/diagnose_speed.md (machine: nproc, CPU model, Python, grep version).
-usage: bench/diagnose_speed.py [--dir /tmp/gpuvet-bench] [--size-mib 1024] [--repeat 3]
+usage: bench/diagnose_speed.py [--dir /tmp/gpuvet-bench] [--size-mib 1024] [--repeat 3] [--only-extra]
 """
 from __future__ import annotations
 
@@ -77,6 +82,49 @@ def make_log(path: Path, size: int) -> None:
     os.replace(tmp, path)
 
 
+def make_deep_traceback(path: Path, frames: int = 100_000) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("Traceback (most recent call last):\n")
+        for i in range(frames):
+            fh.write(f'  File "/opt/venv/lib/python3.11/site-packages/mylib/recursive_module.py", line {i % 900 + 1}, '
+                     f"in recurse_level_{i % 50}\n    return recurse(x - 1, depth={i})\n")
+        fh.write("RuntimeError: CUDA error: an illegal memory access was encountered\n")
+
+
+def make_long_lines(path: Path, count: int = 5, size: int = 10 << 20) -> None:
+    rnd = random.Random(11)
+    with open(path, "wb") as fh:
+        for i in range(count):
+            chunk = ("".join(f"{rnd.random():.6f}," for _ in range(1000))).encode()
+            n = size // len(chunk)
+            fh.write(b"metrics=" + chunk * n + b"\n")
+        fh.write(b"RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+
+
+def extra_cases(args, pats: Path, grep: str, cenv: dict) -> str:
+    import json
+
+    rows = []
+    for name, maker in (("deep traceback (200,000 frame lines)", make_deep_traceback),
+                        ("five 10 MB lines, then the error", make_long_lines)):
+        path = args.dir / ("deep-traceback.log" if "deep" in name else "long-lines.log")
+        if not path.exists():
+            maker(path)
+        g = min(timed([grep, "-a", "-E", "-c", "-f", str(pats), str(path)], cenv)[0] for _ in range(args.repeat))
+        runs = [timed([args.gpuvet, "diagnose", "--format", "json", str(path)]) for _ in range(args.repeat)]
+        d = min(r[0] for r in runs)
+        rss = max(r[2] for r in runs)
+        top = [x["cause"] for x in json.loads(timed.last_out)["diagnoses"][:2]]  # type: ignore[attr-defined]
+        rows.append(f"| {name}, {path.stat().st_size / 2**20:.1f} MiB | {g:.2f} | {d:.2f} | {rss / 1024:.0f} MiB | {top} |")
+    return "\n".join([
+        "# `gpuvet diagnose` on hostile log shapes vs `grep -E -f` (same patterns)", "",
+        f"Machine: nproc {os.cpu_count()}, CPU `{cpu_model()}`, Python {platform.python_version()}, "
+        f"{platform.system()} {platform.release()}, load average {os.getloadavg()[0]:.1f} at the end. "
+        f"Best of {args.repeat}; gpuvet times include start-up and the KB load "
+        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}).", "",
+        "| log | grep s | gpuvet s | gpuvet peak RSS | top causes |", "|---|---|---|---|---|", *rows, ""])
+
+
 def timed(argv: list[str], env: dict | None = None) -> tuple[float, int, int]:
     """(seconds, exit status, peak RSS in KiB) of one child process."""
     t0 = time.perf_counter()
@@ -106,11 +154,22 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--gpuvet", default=str(Path(sys.executable).with_name("gpuvet")))
     ap.add_argument("--out", type=Path, default=HERE / "results" / "diagnose_speed.md")
+    ap.add_argument("--no-extra", dest="extra", action="store_false", help="skip the deep-traceback and 10 MB-line cases")
+    ap.add_argument("--only-extra", action="store_true", help="only the deep-traceback and 10 MB-line cases")
     args = ap.parse_args()
     from gpuvet.logs.extract import PREFILTER_PATTERNS
     from gpuvet.logs.signatures import load_catalog
 
     args.dir.mkdir(parents=True, exist_ok=True)
+    if args.extra or args.only_extra:
+        pats0 = args.dir / "patterns.txt"
+        cat0 = load_catalog()
+        pats0.write_text("\n".join(cat0.patterns() + list(PREFILTER_PATTERNS)) + "\n", encoding="utf-8")
+        extra = extra_cases(args, pats0, shutil.which("grep") or "grep", dict(os.environ, LC_ALL="C"))
+        (args.out.parent / "diagnose_speed_extra.md").write_text(extra, encoding="utf-8")
+        print(extra)
+        if args.only_extra:
+            return 0
     size = args.size_mib << 20
     log = args.dir / f"train-{args.size_mib}MiB.log"
     if not log.exists() or log.stat().st_size != size:

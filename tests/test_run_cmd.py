@@ -94,7 +94,7 @@ def test_real_subprocess_passthrough(tmp_path):
 
 def test_hang_backtrace_is_evidence(tmp_path, monkeypatch):
     """A hung child's native backtrace (here a canned one: no debugger needed) feeds the diagnosis."""
-    from gpuvet.cli import run_cmd
+    from gpuvet.app import run as run_cmd
 
     bt = ("$ gdb -p 1 -batch -ex 'thread apply all bt'\n"
           "#0  0x00007f in __futex_abstimed_wait_common () from /lib/x86_64-linux-gnu/libc.so.6\n"

@@ -54,10 +54,18 @@ def scan_stream(stream: IO[bytes], catalog: Catalog | None = None, head_bytes: i
     for first, block in iter_blocks(stream):
         if len(head) < head_bytes:
             head += block[: head_bytes - len(head)]
+        if sc.hints_everywhere and seen + len(block) > HINT_BYTES:
+            # context hints on every line of the first HINT_BYTES only, not of the whole first block (1 MiB:
+            # ~15,000 lines of a deep traceback each through the hint patterns)
+            cut = block.rfind(b"\n", 0, max(0, HINT_BYTES - seen)) + 1
+            if cut > 0:
+                sc.feed_block(first, block[:cut])
+                seen += cut
+                first += block.count(b"\n", 0, cut)
+                block = block[cut:]
+            sc.hints_everywhere = False  # context hints: from the head and from candidate lines only
         sc.feed_block(first, block)
         seen += len(block)
-        if seen >= HINT_BYTES:
-            sc.hints_everywhere = False  # context hints: from the head and from candidate lines only
     return sc.result, bytes(head)
 
 
@@ -276,7 +284,7 @@ def run(opts: DiagnoseOptions, env: Environment) -> Report | None:
     from gpuvet.model.errors import GpuvetError, UsageError
 
     from .facts import live_facts
-    from .inputs import check_log_file, open_log_stdin
+    from .inputs import check_log_file, open_input, open_log_stdin, open_log_stream
 
     from .engine import stamp
 
@@ -291,11 +299,14 @@ def run(opts: DiagnoseOptions, env: Environment) -> Report | None:
         report = diagnose_stream(open_log_stdin(env), "<stdin>", live)
     else:
         assert opts.log is not None
-        check_log_file(opts.log)
-        try:
-            report = diagnose_path(opts.log, live, fast=opts.fast, system=env.system())
-        except OSError as exc:
-            raise GpuvetError(f"cannot read log {opts.log}: {exc.strerror or exc}") from None
+        if check_log_file(opts.log) < 0:  # a FIFO, /dev/stdin, a device: one pass, as a stream
+            with open_input(opts.log, "log") as fh:
+                report = diagnose_stream(open_log_stream(fh, opts.log), opts.log, live)
+        else:
+            try:
+                report = diagnose_path(opts.log, live, fast=opts.fast, system=env.system())
+            except OSError as exc:
+                raise GpuvetError(f"cannot read log {opts.log}: {exc.strerror or exc}") from None
     return None if report is None else stamp(report, env, started_wall, started, live=opts.here)
 
 

@@ -24,7 +24,10 @@ def read_text_input(path: str, env: Environment, what: str = "input",
     unreadable file, empty input, binary data, or more than ``max_bytes``."""
     if path == "-":
         stream = getattr(env.stdin, "buffer", env.stdin)
-        data = stream.read(max_bytes + 1)
+        try:
+            data = stream.read(max_bytes + 1) or b""
+        except (OSError, ValueError):
+            raise GpuvetError(f"{what} <stdin>: standard input is closed or unreadable") from None
         if isinstance(data, str):
             data = data.encode("utf-8", "surrogateescape")
         source = "<stdin>"
@@ -34,11 +37,16 @@ def read_text_input(path: str, env: Environment, what: str = "input",
             raise GpuvetError(f"{what} {path} is {st.st_size / 2**20:.0f} MiB; a pasted report is expected "
                               f"to be under {max_bytes // 2**20} MiB (use `gpuvet diagnose` for large logs)")
         try:
-            with open(path, "rb") as fh:
+            with open_input(path, what, st) as fh:
                 data = fh.read(max_bytes + 1)
         except OSError as exc:
             raise GpuvetError(f"cannot read {what} {path}: {exc.strerror}") from None
         source = path
+        if stat.S_ISREG(st.st_mode) and len(data) < min(st.st_size, max_bytes):
+            import sys
+
+            print(f"gpuvet: warning: {path} shrank while it was read ({st.st_size} -> {len(data)} bytes)",
+                  file=sys.stderr)
     if len(data) > max_bytes:
         raise GpuvetError(f"{what} {source} is larger than {max_bytes // 2**20} MiB; a pasted report is expected to be smaller")
     if not data.strip():
@@ -68,21 +76,66 @@ def looks_binary(data: bytes, sample: int = 8192) -> bool:
 
 
 
+FIFO_WAIT_S = 10.0  # how long a FIFO / character device may stay silent before it is refused
+BLANK_SCAN = 64 * 1024 * 1024  # how much leading blank space is read looking for text
+
+
+def open_input(path: str, what: str = "input", st: os.stat_result | None = None):
+    """A binary file object for ``path``.  A FIFO or character device is opened without blocking and
+    waited on for at most ``FIFO_WAIT_S`` (``GPUVET_FIFO_WAIT``): one with no writer is refused, never
+    waited on forever."""
+    st = st or stat_input(path, what)
+    if stat.S_ISREG(st.st_mode):
+        return open(path, "rb")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        import select
+
+        try:
+            wait = float(os.environ.get("GPUVET_FIFO_WAIT", "") or FIFO_WAIT_S)
+        except ValueError:
+            wait = FIFO_WAIT_S
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLPRI)
+        if not poller.poll(int(wait * 1000)):
+            kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device"
+            raise GpuvetError(f"{what} {path} is {kind} with nothing written to it after {wait:g}s")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _blank_prefix(fh, first: bytes) -> bytes:
+    """``first`` plus what follows while it is all blank (bounded): the text's first non-blank bytes, or b""."""
+    head = first
+    while not head.strip() and len(head) < BLANK_SCAN:  # past that much blank space the scan decides
+        more = fh.read(1 << 20)
+        if not more:
+            return b""
+        head += more
+    return head
+
+
 def check_log_file(path: str) -> int:
+    """Refuse a log that is a directory, unreadable, empty (blank space only: the same rule as ``check
+    --from``), or binary.  Returns the size of a regular file, -1 for anything else."""
     st = stat_input(path, "log")
+    if not stat.S_ISREG(st.st_mode):
+        return -1  # read once, as a stream (open_log_stream): a FIFO cannot be read twice
     try:
         with open(path, "rb") as fh:
             head = fh.read(8192)
+            if not head.strip():
+                head = _blank_prefix(fh, head)
     except OSError as exc:
         raise GpuvetError(f"cannot read log {path}: {exc.strerror}") from None
-    if not head.strip():
-        if stat.S_ISREG(st.st_mode) and st.st_size > len(head):
-            pass  # leading blank space in a large file: let the scan decide
-        else:
-            raise GpuvetError(f"log {path} is empty")
-    if looks_binary(head):
+    if not head:
+        raise GpuvetError(f"log {path} is empty")
+    if looks_binary(head.lstrip()[:8192]):
         raise GpuvetError(f"log {path} is binary data, not text output")
-    return st.st_size if stat.S_ISREG(st.st_mode) else -1
+    return st.st_size
 
 
 class Peek:
@@ -106,14 +159,25 @@ def open_log_stdin(env: Environment) -> Peek:
     """Standard input as a binary stream, refused early when it is empty or binary."""
     stream: IO[bytes] | Any = getattr(env.stdin, "buffer", None)
     if stream is None:  # a text stream (tests): encode what it holds
-        data = env.stdin.read()
+        try:
+            data = env.stdin.read()
+        except (OSError, ValueError):
+            raise GpuvetError("log <stdin>: standard input is closed or unreadable") from None
         stream = io.BytesIO(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
-    head = stream.read(8192)
-    if not head.strip():
-        more = stream.read(1 << 20)
-        if not more.strip():
-            raise GpuvetError("log <stdin> is empty")
-        head += more
-    if looks_binary(head):
-        raise GpuvetError("log <stdin> is binary data, not text output")
+    return open_log_stream(stream, "<stdin>")
+
+
+def open_log_stream(stream, name: str) -> Peek:
+    """A binary stream (stdin, a FIFO) as a log, refused early when it is empty (blank) or binary."""
+    try:
+        first = stream.read(8192) or b""
+        head = _blank_prefix(stream, first) if not first.strip() else first
+    except OSError as exc:
+        raise GpuvetError(f"cannot read log {name}: {exc.strerror or exc}") from None
+    except ValueError:  # a closed stream
+        raise GpuvetError(f"log {name}: the stream is closed") from None
+    if not head:
+        raise GpuvetError(f"log {name} is empty")
+    if looks_binary(head.lstrip()[:8192]):
+        raise GpuvetError(f"log {name} is binary data, not text output")
     return Peek(head, stream)

@@ -1,14 +1,13 @@
 """Options and helpers shared by the sub-commands."""
 from __future__ import annotations
 
-import os
 from typing import Any, Callable
 
 import click
 
 from gpuvet.app.env import Environment
 from gpuvet.app.inputs import MAX_PASTE_BYTES, looks_binary, read_text_input, stat_input
-from gpuvet.model import ExitCode, Report, Severity
+from gpuvet.model import Report, Severity
 from gpuvet.model.errors import GpuvetError
 
 __all__ = ["MAX_PASTE_BYTES", "looks_binary", "read_text_input", "stat_input", "emit", "env_of", "make_policy",
@@ -138,13 +137,9 @@ def emit(report: Report, env: Environment, fmt: str, output: str | None, verbose
         text = render(report, fmt, color=color, width=env.width if output is None else 100, verbose=verbose,
                       stack=stack)
     if output:
-        tmp = f"{output}.tmp-{os.getpid()}"
-        try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, output)  # never leave a half-written report behind
-        except OSError as exc:
-            raise GpuvetError(f"cannot write {output}: {exc.strerror or exc}", ExitCode.BAD_INPUT) from None
+        from gpuvet.app.output import write_output
+
+        write_output(output, text)  # atomic over regular files (mode kept); devices, FIFOs, links written straight
     else:
         env.stdout.write(text)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Sequence
 
@@ -94,6 +95,9 @@ def cli() -> None:
 def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> int:
     env = env or Environment()
     argv = list(sys.argv[1:] if argv is None else argv)
+    from gpuvet.model.redact import redact_text, register_environ
+
+    register_environ(env.environ)  # their values are masked wherever they appear in what gpuvet writes
     try:
         rv = cli.main(args=argv, prog_name="gpuvet", standalone_mode=False, obj=env)
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -101,7 +105,7 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
         return int(ExitCode.OK)
     except click.UsageError as exc:
         hint = f"\nTry 'gpuvet {exc.ctx.command_path.split(' ', 1)[1] if exc.ctx and ' ' in exc.ctx.command_path else ''} --help'." if exc.ctx else ""
-        env.stderr.write(f"gpuvet: error: {exc.format_message()}{hint.replace('  ', ' ')}\n")
+        env.stderr.write(redact_text(f"gpuvet: error: {exc.format_message()}{hint.replace('  ', ' ')}\n"))
         return int(ExitCode.USAGE)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
@@ -115,13 +119,14 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
         env.stderr.write(f"gpuvet: error: {exc}\n")
         return int(exc.code)
     except GpuvetError as exc:
-        env.stderr.write(f"gpuvet: error: {exc}\n")
+        env.stderr.write(redact_text(f"gpuvet: error: {exc}\n"))
         return int(exc.code)
     except KeyboardInterrupt:
         env.stderr.write("gpuvet: interrupted\n")
         return 130
-    except BrokenPipeError:
-        return int(ExitCode.OK)
+    except BrokenPipeError:  # `gpuvet check | head -1`: silent, and the status a pipe writer gets from SIGPIPE
+        _silence_stdout()
+        return BROKEN_PIPE
     except Exception as exc:  # gpuvet's own bug: one line, plus the traceback only when asked for
         if env.environ.get("GPUVET_DEBUG"):
             import traceback
@@ -133,5 +138,58 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
     return int(rv if isinstance(rv, int) else ExitCode.OK)
 
 
+BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, what `yes | head -1` reports for yes
+
+
+class _Closed:
+    """Stands in for a standard stream that is closed (fd 0, 1 or 2 closed when gpuvet started): reading gives
+    nothing (stdin is then "closed": one clear error where it is needed), writing is dropped."""
+
+    closed = True
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def read(self, n: int = -1):
+        raise ValueError(f"standard {self.name} is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(f"standard {self.name} is closed")
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe: point fd 1 at /dev/null so the interpreter's final flush stays silent."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def run() -> int:
-    return main()
+    stdout_closed = sys.stdout is None
+    env = Environment(stdin=sys.stdin if sys.stdin is not None else _Closed("input"),
+                      stdout=sys.stdout if sys.stdout is not None else _Closed("output"),
+                      stderr=sys.stderr if sys.stderr is not None else _Closed("error"))
+    code = main(env=env)
+    if stdout_closed and code in (0, 1) and sys.argv[1:2] != ["run"] and sys.stderr is not None:
+        sys.stderr.write("gpuvet: warning: standard output is closed: the report was not written\n")
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        return BROKEN_PIPE
+    except (OSError, ValueError):
+        pass
+    return code

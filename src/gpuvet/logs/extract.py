@@ -19,6 +19,8 @@ from typing import Iterable
 from gpuvet.model import Row, row
 from gpuvet.model.versions import channel_of, cuda_of_local, hip_of_local, variant_of
 
+from .gate import MultiGate
+
 # name -> regex (Python); a hint is set when any line matches.
 HINTS: dict[str, str] = {
     "amd": r"\bgfx[0-9]{3,4}[a-z]?\b|\bRadeon\b|\bInstinct\b|\bMI[1-3][0-9]{2}X?\b|\bROCm\b|\brocm[0-9.]|\bamdgpu\b"
@@ -67,7 +69,9 @@ HINTS: dict[str, str] = {
     "nccl-context": r"\bNCCL\b|\bRCCL\b|ProcessGroupNCCL|\bnccl[A-Z]",
 }
 _HINT_RES = {k: re.compile(v) for k, v in HINTS.items()}
-HINT_PREFILTER = re.compile("|".join(f"(?:{v})" for v in HINTS.values()))
+# The literal gate of each hint: a line reaches a hint's regex only when it holds one of its literals (the
+# alternation above costs ~600 us on an ordinary 100-character line; the gates a few microseconds).
+_HINTS_GATED = MultiGate(HINTS)
 
 # Facts in tracebacks and warnings.  (Extra grep-safe prefilter patterns so the fast path sees them too.)
 XFORMERS_RE = re.compile(r"built for:?\s*PyTorch ([0-9][^ ]*) with CUDA ([0-9]+)\s*\(you have ([0-9][^ )]*)\)")
@@ -126,10 +130,9 @@ def hints_in(text: str, lineno: int) -> list[Hint]:
     if "reserved by PyTorch but unallocated" in text and oom_fragmented(text):
         out.append(Hint("oom-fragmentation", lineno, text[:300]))
     text = text[:HINT_SPAN]  # context sits in short lines; long ones are metric dumps
-    if not HINT_PREFILTER.search(text):
-        return out
     short = text[:300]
-    return out + [Hint(k, lineno, short) for k, rx in _HINT_RES.items() if rx.search(text)]
+    found = _HINTS_GATED.matches(text)
+    return out + [Hint(k, lineno, short) for k in _HINT_RES if k in found]
 
 
 def _cuda_int(v: str) -> str:

@@ -157,7 +157,7 @@ def anchors(pattern: str) -> list[str]:
     items = list(_sre_parse.parse(pattern))
     runs = _runs(items)
     best = max(runs, key=len) if runs else ""
-    if len(best) >= 4:
+    if len(best) >= 4 and len(best.strip()) >= 4:  # " in " is in every traceback frame line: not an anchor
         return [best]
     for op, av in items:
         if op is SUBPATTERN:

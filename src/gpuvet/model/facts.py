@@ -251,6 +251,9 @@ class ProbeError:
         return {"probe": self.probe, "tables": list(self.tables), "message": self.message, "kind": self.kind}
 
 
+MAX_VALUE = 4096  # characters of one parsed value (a version, a path, a name, an env value)
+
+
 def row(table: str, source: str, **values: Any) -> Row:
     """Build a row, refusing columns the table does not declare (catches typos at test time)."""
     spec = TABLES.get(table)
@@ -259,7 +262,10 @@ def row(table: str, source: str, **values: Any) -> Row:
     unknown = set(values) - set(spec.column_names)
     if unknown:
         raise KeyError(f"table {table!r} has no column(s) {sorted(unknown)}")
-    return Row(table, dict(values), source)
+    for k, v in values.items():  # a hostile or broken input cannot make one value megabytes long
+        if isinstance(v, str) and len(v) > MAX_VALUE:
+            values[k] = v[: MAX_VALUE - 1] + "…"
+    return Row(table, dict(values), source[:MAX_VALUE] if isinstance(source, str) else source)
 
 
 @dataclass

@@ -71,6 +71,9 @@ class Fix:
         return d
 
 
+MAX_EVIDENCE = 2000  # characters of one evidence text
+
+
 @dataclass(frozen=True)
 class Evidence:
     """A fact row or a log line that supports a finding."""
@@ -78,6 +81,11 @@ class Evidence:
     text: str
     source: str = ""
     line: int | None = None  # 1-based line number in the input, for log evidence
+
+    def __post_init__(self) -> None:  # every evidence text: secrets masked, length capped
+        from .redact import cap, redact_text
+
+        object.__setattr__(self, "text", cap(redact_text(cap(str(self.text), 2 * MAX_EVIDENCE)), MAX_EVIDENCE))
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"text": self.text}

@@ -24,9 +24,9 @@ def parse_dpkg_status(text: str) -> dict[str, str]:
     """/var/lib/dpkg/status -> {package: version} for installed AMD GPU packages."""
     out: dict[str, str] = {}
     for para in (text or "").split("\n\n"):
-        pkg = re.search(r"^Package:\s*(\S+)", para, re.M)
-        ver = re.search(r"^Version:\s*(\S+)", para, re.M)
-        st = re.search(r"^Status:\s*(.+)$", para, re.M)
+        pkg = re.search(r"^Package:[ \t]*(\S+)", para, re.M)
+        ver = re.search(r"^Version:[ \t]*(\S+)", para, re.M)
+        st = re.search(r"^Status:[ \t]*(.+)$", para, re.M)
         if not pkg or not ver or not AMD_DPKG.match(pkg.group(1)):
             continue
         if st and "installed" not in st.group(1).split()[-1:]:
@@ -38,7 +38,7 @@ def parse_dpkg_status(text: str) -> dict[str, str]:
 def parse_dpkg_list(text: str) -> dict[str, str]:
     """'ii name version' lines (dpkg -l / dpkg-query output users paste) -> {package: version}."""
     out: dict[str, str] = {}
-    for m in re.finditer(r"^ii\s+(\S+?)(?::\w+)?\s+(\S+)", text or "", re.M):
+    for m in re.finditer(r"^ii[ \t]+(\S+?)(?::\w+)?[ \t]+(\S+)", text or "", re.M):
         if AMD_DPKG.match(m.group(1)):
             out[m.group(1)] = m.group(2)
     return out

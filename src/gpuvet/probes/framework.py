@@ -116,7 +116,7 @@ def _metadata_version(system: System, dist_dir: str) -> str | None:
     text = system.read_text(f"{dist_dir}/METADATA", limit=16 * 1024) or system.read_text(
         f"{dist_dir}/PKG-INFO", limit=16 * 1024)
     if text:
-        m = re.search(r"^Version:\s*(\S+)", text, re.M)
+        m = re.search(r"^Version:[ \t]*(\S+)", text, re.M)
         if m:
             return m.group(1)
     return None

@@ -46,7 +46,7 @@ _NVCC_REL = re.compile(r"Cuda compilation tools, release (\d+\.\d+)")
 
 
 def _platform_from_text(t: str) -> str | None:
-    m = re.search(r"^HIP_PLATFORM\s*:\s*(\S+)", t, re.M)
+    m = re.search(r"^HIP_PLATFORM[ \t]*:[ \t]*(\S+)", t, re.M)
     if m:
         p = m.group(1).lower()
         return {"hcc": "amd", "nvcc": "nvidia"}.get(p, p)
@@ -74,7 +74,7 @@ def parse_hipconfig(text: str, source: str) -> list[Row]:
         return []
     platform = _platform_from_text(t)
     cuda = _NVCC_REL.search(t)
-    rocm_path = re.search(r"^ROCM_PATH\s*:\s*(\S+)", t, re.M)
+    rocm_path = re.search(r"^ROCM_PATH[ \t]*:[ \t]*(\S+)", t, re.M)
     rows = [row("compilers", source, name="hipconfig", version=version, platform=platform,
                 cuda_version=cuda.group(1) if cuda else None)]
     if rocm_path:

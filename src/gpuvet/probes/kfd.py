@@ -45,7 +45,7 @@ def _kfd_nodes(system: System) -> list[tuple[int, Row]]:
         props = system.read_text(f"{base}/{n}/properties", limit=65536)
         if not props:
             continue
-        kv = dict(re.findall(r"^(\w+)\s+(\S+)", props, re.M))
+        kv = dict(re.findall(r"^(\w+)[ \t]+(\S+)", props, re.M))
         arch = gfx_from_target_version(kv.get("gfx_target_version"))
         if not arch:
             continue  # a CPU node (gfx_target_version 0)
@@ -62,7 +62,7 @@ def _kfd_nodes(system: System) -> list[tuple[int, Row]]:
         total = 0
         for bank in system.listdir(f"{base}/{n}/mem_banks"):
             bp = system.read_text(f"{base}/{n}/mem_banks/{bank}/properties", limit=4096) or ""
-            bkv = dict(re.findall(r"^(\w+)\s+(\S+)", bp, re.M))
+            bkv = dict(re.findall(r"^(\w+)[ \t]+(\S+)", bp, re.M))
             if bkv.get("heap_type") in ("1", "2"):  # frame buffer (public / private)
                 try:
                     total += int(bkv.get("size_in_bytes", "0"))

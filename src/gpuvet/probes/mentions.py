@@ -242,7 +242,7 @@ def has_mentions(text: str) -> bool:
 
 
 _ANY = re.compile(r"/opt/rocm-\d|roc-\d|\.info/version|^[a-z0-9.+-]+/[\w,.-]+ \S+ (?:amd64|arm64|all)\b|^amdgpu(?:/|, )\d"
-                  r"|rocm/[a-z0-9._-]+:|\.whl\b|torch|Found HIP installation|^\s*Runtime Version:|rocm-\d+\.\d+\.\d+"
+                  r"|rocm/[a-z0-9._-]+:|\.whl\b|torch|Found HIP installation|^[ \t]*Runtime Version:|rocm-\d+\.\d+\.\d+"
                   r"|^(?:rocm-core|hip-runtime-amd|amdgpu-dkms)[-.]", re.M)
 
 

@@ -34,7 +34,7 @@ QUERY_ARGV = ("nvidia-smi", f"--query-gpu={','.join(QUERY_FIELDS)}", "--format=c
 # ---------------------------------------------------------------------------------------------------
 # pure parsers
 
-_NVRM = re.compile(r"NVRM version:\s*(?P<desc>.*?Kernel Module(?:\s+for\s+\S+)?)\s+(?P<ver>\d+\.\d+(?:\.\d+)*)")
+_NVRM = re.compile(r"NVRM version:[ \t]*(?P<desc>\S[^\n]*?Kernel Module(?:[ \t]+for[ \t]+\S+)?)[ \t]+(?P<ver>\d+\.\d+(?:\.\d+)*)")
 
 
 def parse_proc_version(text: str, source: str) -> list[Row]:
@@ -85,7 +85,7 @@ _TABLE_GPU = re.compile(
     r"(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s"
 )
 _TABLE_MEM = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
-_Q_KV = re.compile(r"^(?P<indent>\s*)(?P<key>[^:\n]+?)\s+:\s*(?P<val>.*)$")
+_Q_KV = re.compile(r"^(?P<indent>[ \t]*)(?P<key>[^:\s](?:[^:\n]*[^:\s])?)[ \t]+:[ \t]*(?P<val>.*)$")  # linear
 _Q_GPU = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
 _BUS = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
 _CC = re.compile(r"^\d+\.\d+$")
@@ -226,7 +226,7 @@ def parse_nvidia_smi(text: str, source: str) -> list[Row]:
     """
     if not text or not text.strip():
         return []
-    if "NVSMI LOG" in text or re.search(r"^Driver Version\s+:", text, re.M):
+    if "NVSMI LOG" in text or re.search(r"^Driver Version[ \t]+:", text, re.M):
         rows = _parse_smi_q(text, source)
     elif _TABLE_DRIVER.search(text) or _TABLE_GPU.search(text):
         rows = _parse_smi_table(text, source)
@@ -277,7 +277,7 @@ def parse_cuda_version_json(text: str, source: str, path: str) -> list[Row]:
                 origin="system")]
 
 
-_CUDART_DEFINE = re.compile(r"^\s*#\s*define\s+CUDART_VERSION\s+(\d+)\s*$", re.M)
+_CUDART_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+CUDART_VERSION[ \t]+(\d+)[ \t\r]*$", re.M)
 
 
 def parse_cudart_header(text: str, source: str, path: str) -> list[Row]:

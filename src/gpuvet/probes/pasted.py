@@ -57,7 +57,7 @@ def _na(v: str | None) -> bool:
     return v is None or v.strip().lower() in NA
 
 
-_GPU_LINE = re.compile(r"^(?:GPU\s*(?P<idx>\d+)\s*:\s*)?(?P<name>.+?)\s*$")
+_GPU_LINE = re.compile(r"^(?:GPU[ \t]*(?P<idx>\d+)[ \t]*:[ \t]*)?(?P<name>\S(?:.*\S)?|.)[ \t\r]*$")  # linear
 _PIP_LINE = re.compile(r"^\[(?P<tool>pip3?|conda)\]\s+(?P<rest>.+)$")
 
 
@@ -235,7 +235,7 @@ def parse_pip(text: str, source: str) -> list[Row]:
 
 # -- small things people paste: os-release, uname, ls of devices, libraries and dist-info ----------
 _LS_MISSING = re.compile(r"^ls: cannot access '(?P<p>/dev/(?:kfd|dri[^']*|nvidia[^']*))': No such file or directory", re.M)
-_LS_DEV = re.compile(r"^(?P<mode>[cd][rwxs-]{9})[.+]?\s+\d+\s+(?P<user>\S+)\s+(?P<group>\S+)\s+.*?(?P<p>/dev/(?:kfd|dri/renderD\d+|nvidia\S*))\s*$", re.M)
+_LS_DEV = re.compile(r"^(?P<mode>[cd][rwxs-]{9})[.+]?[ \t]+\d+[ \t]+(?P<user>\S+)[ \t]+(?P<group>\S+)[ \t]+.*?(?P<p>/dev/(?:kfd|dri/renderD\d+|nvidia\S*))[ \t\r]*$", re.M)
 _UNAME = re.compile(r"^Linux \S+ (?P<k>\d+\.\d+\S*) #.*?(?P<arch>x86_64|aarch64|ppc64le)", re.M)
 _LIBFILE = re.compile(r"\b(?P<f>lib(?P<n>amdhip64|cudnn|cudart|cublas|cublasLt|nccl|rccl|MIOpen|rocblas|hipblaslt|hipblas)\.so\.(?P<v>\d+(?:\.\d+){1,3}))\b")
 _DISTDIR = re.compile(r"^(?P<n>[A-Za-z0-9][A-Za-z0-9_.]*?)-(?P<v>\d[\w.+!]*)\.dist-info/?$", re.M)
@@ -303,12 +303,12 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
     (re.compile(r"^\[(pip3?|conda)\] ", re.M), None, "parse_relevant_libraries"),
     (re.compile(r"ROCk module|HSA System Attributes|HSA Agents|Marketing Name:|amdgcn-amd-amdhsa"), rocminfo, "parse_rocminfo"),
     (re.compile(r"ROCk module version"), kfd, "parse_rock_module"),
-    (re.compile(r"HIP_PLATFORM|^HIP version\s*:|HIP_PATH\s*:", re.M), hip, "parse_hipconfig"),
+    (re.compile(r"HIP_PLATFORM|^HIP version[ \t]*:|HIP_PATH[ \t]*:", re.M), hip, "parse_hipconfig"),
     (re.compile(r"^HIP version: ", re.M), hip, "parse_hipcc_version"),
-    (re.compile(r"ROCm System Management Interface|^GPU\[\d+\]\s*:", re.M), rocm_smi, "parse_rocm_smi"),
-    (re.compile(r"^(GPU: \d+|\s*ASIC:|\s*MARKET_NAME:|\s*TARGET_GRAPHICS_VERSION:)|AMDSMI Tool:", re.M), rocm_smi, "parse_amd_smi"),
-    (re.compile(r"^ii\s+(rocm-core|hip-runtime-amd|amdgpu-dkms|libamdhip64|miopen-hip|rocblas|hipcc|rocminfo)", re.M), dpkg, "parse_dpkg"),
-    (re.compile(r"NVIDIA-SMI|Driver Version\s*:|CUDA Version\s*:|^name, |NVSMI LOG", re.M), nvidia, "parse_nvidia_smi"),
+    (re.compile(r"ROCm System Management Interface|^GPU\[\d+\][ \t]*:", re.M), rocm_smi, "parse_rocm_smi"),
+    (re.compile(r"^(GPU: \d+|[ \t]*ASIC:|[ \t]*MARKET_NAME:|[ \t]*TARGET_GRAPHICS_VERSION:)|AMDSMI Tool:", re.M), rocm_smi, "parse_amd_smi"),
+    (re.compile(r"^ii[ \t]+(rocm-core|hip-runtime-amd|amdgpu-dkms|libamdhip64|miopen-hip|rocblas|hipcc|rocminfo)", re.M), dpkg, "parse_dpkg"),
+    (re.compile(r"NVIDIA-SMI|Driver Version[ \t]*:|CUDA Version[ \t]*:|^name, |NVSMI LOG", re.M), nvidia, "parse_nvidia_smi"),
     (re.compile(r"NVRM version"), nvidia, "parse_proc_version"),
     (re.compile(r"Cuda compilation tools, release"), nvidia, "parse_nvcc"),
     (re.compile(r"^__version__ = ['\"]", re.M), framework, "parse_torch_version_py"),
@@ -316,7 +316,7 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
     (re.compile(r"^(?:declare -x |export )?(?:PATH|HOME|SHELL|USER|HOSTNAME|LD_LIBRARY_PATH|CUDA_HOME|ROCM_PATH)=", re.M),
      None, "parse_env_dump"),
     (_MENTIONS, None, "parse_mentions"),
-    (re.compile(r"^Package\s+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
+    (re.compile(r"^Package[ \t]+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
 ]
 
 

@@ -44,7 +44,7 @@ def parse_rocm_smi(text: str, source: str) -> list[Row]:
     if re.search(r"Driver not initialized|amdgpu not found in modules|No AMD GPUs specified", t):
         return []
     rows: list[Row] = []
-    m = re.search(r"^Driver version:\s*(\S+)", t, re.M)
+    m = re.search(r"^Driver version:[ \t]*(\S+)", t, re.M)
     if m:
         ver = m.group(1)
         # the inbox driver reports the kernel release (6.10.0-061000rc1-generic)
@@ -52,7 +52,7 @@ def parse_rocm_smi(text: str, source: str) -> list[Row]:
         rows.append(row("drivers", source, vendor="amd", component="kernel-module", version=ver,
                         flavor="inbox" if inbox else "dkms"))
     gpus: dict[int, dict] = {}
-    for g, key, val in re.findall(r"^GPU\[(\d+)\]\s*:\s*([^:\n]+?):\s*(.*?)\s*$", t, re.M):
+    for g, key, val in re.findall(r"^GPU\[(\d+)\][ \t]*:[ \t]*([^:\n \t][^:\n]*?):[ \t]*(.*?)[ \t\r]*$", t, re.M):
         d = gpus.setdefault(int(g), {})
         key = key.strip()
         if key in ("Device Name", "Card Series") and "name" not in d and val:
@@ -101,14 +101,14 @@ def parse_amd_smi(text: str, source: str) -> list[Row]:
     if m:
         rows.append(row("drivers", source, vendor="amd", component="kernel-module", version=m.group(1),
                         flavor="dkms"))
-    blocks = re.split(r"^GPU:\s*(\d+)\s*$", t, flags=re.M)
+    blocks = re.split(r"^GPU:[ \t]*(\d+)[ \t\r]*$", t, flags=re.M)
     for i in range(1, len(blocks) - 1, 2):
         idx, body = int(blocks[i]), blocks[i + 1]
-        name = re.search(r"^\s*MARKET_NAME:\s*(.*?)\s*$", body, re.M)
-        tgv = re.search(r"^\s*TARGET_GRAPHICS_VERSION:\s*(\S+)", body, re.M)
-        bdf = re.search(r"^\s*BDF:\s*(\S+)", body, re.M)
-        size = re.search(r"^\s*VRAM:\s*\n(?:\s+\w+:.*\n)*?\s+SIZE:\s*(\d+)\s*MB", body, re.M)
-        drv = re.search(r"^\s*DRIVER:\s*\n\s+NAME:\s*amdgpu\s*\n\s+VERSION:\s*(\S+)", body, re.M)
+        name = re.search(r"^[ \t]*MARKET_NAME:[ \t]*(.*?)[ \t\r]*$", body, re.M)
+        tgv = re.search(r"^[ \t]*TARGET_GRAPHICS_VERSION:[ \t]*(\S+)", body, re.M)
+        bdf = re.search(r"^[ \t]*BDF:[ \t]*(\S+)", body, re.M)
+        size = re.search(r"^[ \t]*VRAM:[ \t\r]*\n(?:[ \t]+\w+:.*\n)*?[ \t]+SIZE:[ \t]*(\d+)[ \t]*MB", body, re.M)
+        drv = re.search(r"^[ \t]*DRIVER:[ \t\r]*\n[ \t]+NAME:[ \t]*amdgpu[ \t\r]*\n[ \t]+VERSION:[ \t]*(\S+)", body, re.M)
         if drv and not any(r.table == "drivers" for r in rows):
             rows.append(row("drivers", source, vendor="amd", component="kernel-module",
                             version=drv.group(1), flavor="dkms"))

@@ -41,7 +41,7 @@ def parse_rocminfo(text: str, source: str) -> list[Row]:
     if re.search(r"ROCk module is NOT loaded", t):
         return []
     rows.extend(parse_rock_module(t, source))
-    m = re.search(r"^\s*Runtime Version:\s*(\S+)", t, re.M)
+    m = re.search(r"^[ \t]*Runtime Version:[ \t]*(\S+)", t, re.M)
     if m:
         rows.append(row("runtimes", source, vendor="amd", name="hsa-runtime", version=m.group(1),
                         origin="pasted" if source.startswith("<") else "system"))
@@ -69,17 +69,17 @@ def _rocminfo_agents(t: str) -> list[dict]:
     agents = []
     for lines_ in chunks:
         block = "\n".join(lines_)
-        dtype = re.search(r"^\s*Device Type:\s*(\S+)", block, re.M)
+        dtype = re.search(r"^[ \t]*Device Type:[ \t]*(\S+)", block, re.M)
         name = re.match(r"^\s*Name:\s*(.+?)\s*$", lines_[0])
-        mkt = re.search(r"^\s*Marketing Name:[ \t]*(.*?)\s*$", block, re.M)
+        mkt = re.search(r"^[ \t]*Marketing Name:[ \t]*(.*?)[ \t\r]*$", block, re.M)
         isa = re.search(r"amdgcn-amd-amdhsa--(gfx[0-9a-f]+)", block)
-        node = re.search(r"^\s*Node:\s*(\d+)", block, re.M)
+        node = re.search(r"^[ \t]*Node:[ \t]*(\d+)", block, re.M)
         mem = None
         pool = re.search(r"Segment:\s*GLOBAL; FLAGS: COARSE GRAINED\s*\n\s*Size:\s*(\d+)\(0x[0-9a-f]+\)\s*KB",
                          block, re.I)
         if pool:
             mem = int(pool.group(1)) // 1024
-        bdf = re.search(r"^\s*BDFID:\s*(\d+)", block, re.M)
+        bdf = re.search(r"^[ \t]*BDFID:[ \t]*(\d+)", block, re.M)
         pci = None
         if bdf:
             b = int(bdf.group(1))

@@ -18,6 +18,7 @@ from typing import Mapping, Sequence
 
 DEFAULT_TIMEOUT = 3.0
 MAX_READ = 4 * 1024 * 1024
+MAX_OUTPUT = 4 * 1024 * 1024  # bytes of one command's stdout (and of its stderr) that are read
 PYTHON_TIMEOUT = 2.5  # asking another interpreter for its sys.path: below check's 3 s deadline
 
 
@@ -195,10 +196,14 @@ class System:
         except OSError as exc:
             return CommandResult(argv, None, error=f"oserror: {exc.strerror or exc}")
         try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            return CommandResult(argv, None, error="timeout")
+            out, err, status = _collect(proc, timeout, MAX_OUTPUT)
+        finally:
+            _kill_group(proc)  # every exit path: a tool's children never outlive the probe
+        if status == "timeout":
+            return CommandResult(argv, None, _decode(out), _decode(err), error="timeout")
+        if status == "too-much":
+            return CommandResult(argv, None, _decode(out), _decode(err),
+                                 error=f"output over {MAX_OUTPUT // 2**20} MiB: stopped")
         return CommandResult(argv, proc.returncode, _decode(out), _decode(err))
 
     # -- files ----------------------------------------------------------------------------------
@@ -345,15 +350,76 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+def _collect(proc: subprocess.Popen, timeout: float, cap: int) -> tuple[bytes, bytes, str]:
+    """Read stdout and stderr until both close, ``timeout`` passes ("timeout") or one exceeds ``cap`` bytes
+    ("too-much"); the deadline holds for reading too, however fast or slow the tool prints."""
+    import selectors
+    import time
+
+    deadline = time.monotonic() + timeout
+    bufs = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+    sel = selectors.DefaultSelector()
+    for f in bufs:
+        if f is not None:
+            os.set_blocking(f.fileno(), False)
+            sel.register(f, selectors.EVENT_READ)
+    status = "ok"
+    drain_until: float | None = None
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            left = deadline - now
+            if left <= 0:
+                status = "timeout"
+                break
+            if drain_until is None and proc.poll() is not None:
+                drain_until = now + 0.2  # the tool exited: what its leftover children still hold is not waited for
+            if drain_until is not None and now > drain_until:
+                break
+            for key, _ in sel.select(min(left, 0.05 if drain_until else 0.25)):
+                f = key.fileobj
+                try:
+                    chunk = os.read(f.fileno(), 65536)  # type: ignore[union-attr]
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    sel.unregister(f)
+                    continue
+                buf = bufs[f]  # type: ignore[index]
+                buf += chunk
+                if len(buf) > cap:
+                    del buf[cap:]
+                    status = "too-much"
+                    break
+            if status != "ok":
+                break
+        if status == "ok":
+            try:
+                proc.wait(timeout=max(0.05, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                status = "timeout"
+    finally:
+        sel.close()
+    return bytes(bufs[proc.stdout]), bytes(bufs[proc.stderr]), status
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
     try:
-        proc.communicate(timeout=1)
+        proc.wait(timeout=1)
     except (subprocess.TimeoutExpired, ValueError, OSError):
         pass
+    for f in (proc.stdout, proc.stderr):
+        try:
+            if f is not None:
+                f.close()
+        except OSError:
+            pass
 
 
 RealSystem = System

@@ -40,7 +40,10 @@ def formats(documents: bool = False) -> list[str]:
 
 
 def render(report: Report, fmt: str, **opts: Any) -> str:
-    return renderer(fmt)(report, **opts)
+    """The report in ``fmt``, with every secret masked (the one redactor, model/redact.py)."""
+    from gpuvet.model.redact import redact_text
+
+    return redact_text(renderer(fmt)(report, **opts))
 
 
 def renderer(fmt: str) -> Callable[..., str]:

@@ -1,0 +1,820 @@
+"""``gpuvet run -- CMD ...``: supervise a command, pass its output through, diagnose it when it fails.
+
+The child's standard output and standard error are passed through in blocks, as they come (not line by
+line: a log-heavy job runs at pipe speed).  What it printed is kept in bounded memory by a
+:class:`Capture`: the first and the last ``log_cap / 2`` bytes, plus the lines of the middle that the
+signatures' prefilter picks (the lines that matter), with their line numbers.  Nothing is written to disk
+while the job runs, so there is no temporary file to guess, hijack or leave behind.
+
+When the child fails (non-zero status, a signal, or still running at ``timeout``) the capture is
+diagnosed by the same pipeline as ``gpuvet diagnose`` and a crash bundle is written: a 0700 directory of
+0600 files, every text redacted (``model/redact.py``).  When the bundle cannot be created where asked (an
+unwritable working directory) it goes to ``$XDG_STATE_HOME/gpuvet/crash/``.
+
+Signals: SIGINT, SIGTERM and SIGHUP sent to gpuvet are forwarded to the child's process group; the child
+gets ``grace`` seconds to exit, then the group is killed.  gpuvet then exits with the child's status
+(128+N for a signal N), writes no bundle (the user stopped the job) and leaves no process behind.
+
+The exit status is always the child's: its own code; 128+N when signal N ended it; 124 when gpuvet
+stopped it after ``timeout``; 127 when it could not be started.  Closed or broken standard streams
+never change it: output to a closed stream is dropped and the child keeps running.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import stat
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from gpuvet.model.redact import MASK, is_secret_name, redact_argv, redact_env, redact_text
+
+from .env import Environment
+
+DEFAULT_LOG_CAP = 8 * 1024 * 1024  # bytes of output.log: the first half and the last half kept
+MAX_KEPT_LINES = 4000  # lines of the omitted middle kept for the diagnosis (prefilter hits)
+MAX_KEPT_LINE = 4096
+READ_SIZE = 1 << 16  # a pipe holds 64 KiB; a larger buffer costs an mmap per read
+GRACE_S = 10.0
+
+# --debug: synchronous launches and verbose logging, per the vendors' debugging guides
+# (HIP: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/debugging.html ;
+#  CUDA: https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#cuda-environment-variables ;
+#  NCCL: https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html).
+DEBUG_ENV = {
+    "AMD_SERIALIZE_KERNEL": "3",  # serialize kernel launches before and after: errors surface at the real call
+    "AMD_SERIALIZE_COPY": "3",
+    "AMD_LOG_LEVEL": "3",  # 3 = info: API calls that fail and why, without level 4's per-call flood
+    "HIP_LAUNCH_BLOCKING": "1",
+    "CUDA_LAUNCH_BLOCKING": "1",
+    "TORCH_SHOW_CPP_STACKTRACES": "1",
+    "TORCH_CPP_LOG_LEVEL": "INFO",
+    "NCCL_DEBUG": "INFO",
+    "RCCL_DEBUG": "INFO",
+    "TORCH_DISTRIBUTED_DEBUG": "DETAIL",
+    "PYTHONFAULTHANDLER": "1",
+    "MIOPEN_ENABLE_LOGGING": "1",
+    "MIOPEN_LOG_LEVEL": "4",
+}
+ENV_KEYS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION",
+            "LD_LIBRARY_PATH", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
+            "NCCL_DEBUG", "CUDA_HOME", "ROCM_PATH", "TRITON_CACHE_DIR", "MIOPEN_USER_DB_PATH")
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+# ----------------------------------------------------------------------------------------- capture
+SENTINEL = "gpuvet-end-of-output-7f3a9c"  # fed last to grep: its line number counts the middle's lines
+MIDDLE_QUEUE = 64 * 1024 * 1024
+FEED_BATCH = 1 << 20  # bytes of omitted output waiting for the prefilter; past that, only newlines
+
+
+class MiddleScan:
+    """The omitted middle of the output, streamed through ``grep -a -n -E -f PATTERNS`` with the signatures'
+    own patterns (a DFA matcher in its own process: off the pass-through path, outside the GIL); the lines it
+    prints are kept, bounded.  Line numbers are grep's (1 = the middle's first line).  Should grep fall behind,
+    a queued block is replaced by its newlines, so the numbering stays right."""
+
+    def __init__(self, grep: str, patterns: Sequence[str]):
+        import tempfile
+
+        fd, self.pfile = tempfile.mkstemp(prefix="gpuvet-patterns-", suffix=".txt")  # 0600, unpredictable
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(list(patterns) + [SENTINEL]) + "\n")
+        self.kept: list[tuple[int, bytes]] = []
+        self.newlines = 0  # newlines in what was fed: from the line number grep gives the sentinel
+        self.dropped_lines = 0
+        self.skipped_bytes = 0
+        self._q: deque[bytes | None] = deque()
+        self._queued = 0
+        self._cond = threading.Condition()
+        self.proc = subprocess.Popen([grep, "-a", "-n", "-E", "-f", self.pfile], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=dict(os.environ, LC_ALL="C"), start_new_session=True)
+        self._threads = [threading.Thread(target=self._write, daemon=True),
+                         threading.Thread(target=self._read, daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    def feed(self, data: bytes) -> None:
+        with self._cond:
+            if self._queued + len(data) > MIDDLE_QUEUE:
+                self.skipped_bytes += len(data)
+                data = b"\n" * data.count(b"\n")
+            self._q.append(data)
+            self._queued += len(data)
+            self._cond.notify()
+
+    def _write(self) -> None:
+        assert self.proc.stdin is not None
+        while True:
+            with self._cond:
+                while not self._q:
+                    self._cond.wait()
+                data = self._q.popleft()
+                if data is not None:
+                    self._queued -= len(data)
+            if data is None:
+                break
+            try:
+                self.proc.stdin.write(data)
+            except (OSError, ValueError):
+                break
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+
+    def _read(self) -> None:
+        from gpuvet.logs.match import iter_lines
+
+        assert self.proc.stdout is not None
+        for _, raw in iter_lines(self.proc.stdout, max_line=2 * MAX_KEPT_LINE):
+            num, sep, rest = raw.partition(b":")
+            if not sep or not num.isdigit():
+                continue
+            if rest == SENTINEL.encode():
+                self.newlines = int(num) - 2  # fed + "\n" + sentinel: the sentinel is line newlines + 2
+                continue
+            if len(self.kept) < MAX_KEPT_LINES:
+                self.kept.append((int(num), rest[:MAX_KEPT_LINE]))
+            else:
+                self.dropped_lines += 1
+
+    def close(self, timeout: float = 30.0) -> None:
+        with self._cond:
+            self._q.append(b"\n" + SENTINEL.encode() + b"\n")
+            self._q.append(None)
+            self._cond.notify()
+        end = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.0, end - time.monotonic()))
+        if self.proc.poll() is None:
+            _killpg(self.proc.pid, signal.SIGKILL)
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.unlink(self.pfile)
+        except OSError:
+            pass
+
+
+class Capture:
+    """The child's output in bounded memory: head, tail ring, and the lines of the omitted middle that the
+    signatures' prefilter picks (via :class:`MiddleScan`)."""
+
+    def __init__(self, cap: int = DEFAULT_LOG_CAP):
+        self.head_cap = max(1, cap // 2)
+        self.tail_cap = max(1, cap - self.head_cap)
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_bytes = 0
+        self.total = 0
+        self.lines = 0  # newlines seen
+        self.evicted = 0  # bytes dropped from the middle
+        self.middle_lines = 0  # newlines in the omitted middle (counted by grep, see MiddleScan.close)
+        self.count_evicted = False
+        self.on_first_evict: Callable[[], None] | None = None
+        self.middle_first_line = 0  # line number of the middle's first byte (once there is a middle)
+        self.kept: list[tuple[int, bytes]] = []  # (line number, line) of the middle
+        self.middle: MiddleScan | None = None
+        self._batch: list[bytes] = []
+        self._batch_bytes = 0
+        self._pending: list[bytes] = []  # evicted before the prefilter was ready
+        self._pending_bytes = 0
+        self.last = b"\n"
+        self.lock = threading.Lock()
+
+    @property
+    def ends_with_newline(self) -> bool:
+        return self.last == b"\n"
+
+    def add(self, data: bytes) -> None:
+        if not data:
+            return
+        with self.lock:
+            self.last = data[-1:]
+            self.total += len(data)
+            room = self.head_cap - len(self.head)
+            if room > 0:
+                part = data[:room]
+                self.head += part
+                data = data[room:]
+                if not data:
+                    return
+            self.tail.append(bytes(data))
+            self.tail_bytes += len(data)
+            while self.tail_bytes > self.tail_cap:
+                blk = self.tail.popleft()
+                excess = self.tail_bytes - self.tail_cap
+                if len(blk) <= excess:
+                    self._evict(blk)
+                else:
+                    self._evict(blk[:excess])
+                    self.tail.appendleft(blk[excess:])
+
+    def _evict(self, blk: bytes) -> None:
+        if not self.evicted and self.on_first_evict is not None:
+            self.on_first_evict()  # the prefilter is started only when there is a middle to scan
+        self.tail_bytes -= len(blk)
+        self.evicted += len(blk)
+        if self.count_evicted:  # no prefilter process to count them for us
+            self.middle_lines += blk.count(b"\n")
+        if self.middle is not None:  # in batches: one hand-over to the feeding thread per MiB, not per read
+            self._batch.append(blk)
+            self._batch_bytes += len(blk)
+            if self._batch_bytes >= FEED_BATCH:
+                self.middle.feed(b"".join(self._batch))
+                self._batch, self._batch_bytes = [], 0
+            return
+        if self._pending_bytes + len(blk) > MIDDLE_QUEUE:
+            blk = b"\n" * blk.count(b"\n")
+        self._pending.append(blk)
+        self._pending_bytes += len(blk)
+
+    def start_middle(self, scan: MiddleScan | None) -> None:
+        with self.lock:
+            self.middle = scan
+            if scan is not None:
+                for blk in self._pending:
+                    scan.feed(blk)
+            else:
+                self.count_evicted = True
+                self.middle_lines += sum(b.count(b"\n") for b in self._pending)
+            self._pending, self._pending_bytes = [], 0
+
+    def finish(self) -> None:
+        """The child is gone: wait for the prefilter, collect the middle lines it kept, count the lines."""
+        scan = self.middle
+        if scan is not None:
+            with self.lock:
+                if self._batch:
+                    scan.feed(b"".join(self._batch))
+                    self._batch, self._batch_bytes = [], 0
+            scan.close()
+        elif not self.count_evicted:  # the prefilter never started: count what is still pending
+            self.middle_lines += sum(b.count(b"\n") for b in self._pending)
+            self._pending = []
+        with self.lock:
+            head_nl = self.head.count(b"\n")
+            self.middle_first_line = head_nl + 1
+            if scan is not None:
+                self.middle_lines = scan.newlines
+                self.kept = [(self.middle_first_line + n - 1, ln) for n, ln in scan.kept]
+                self.middle = None
+            self.lines = head_nl + self.middle_lines + sum(b.count(b"\n") for b in self.tail)
+
+    def tail_bytes_joined(self) -> bytes:
+        return b"".join(self.tail)
+
+    def blocks(self) -> list[tuple[int, bytes]]:
+        """(first line number, block of whole lines) to scan: the head, the kept middle lines, the tail."""
+        with self.lock:
+            head = bytes(self.head)
+            tail = self.tail_bytes_joined()
+            out: list[tuple[int, bytes]] = []
+            if not self.evicted and not tail:
+                return [(1, head)] if head else []
+            if not self.evicted:
+                return [(1, head + tail)]
+            hcut = head.rfind(b"\n") + 1
+            out.append((1, head[:hcut]))
+            for n, ln in self.kept:
+                out.append((n, ln + b"\n"))
+            first_nl = tail.find(b"\n")  # the tail's first line is partial
+            if first_nl >= 0:
+                out.append((self.lines - tail.count(b"\n") + 2, tail[first_nl + 1:]))
+            return out
+
+    def log_bytes(self) -> bytes:
+        """output.log: everything when it fits, else head + a marker + tail."""
+        with self.lock:
+            tail = self.tail_bytes_joined()
+            if not self.evicted:
+                return bytes(self.head) + tail
+            marker = (f"\n[gpuvet: {self.evicted} bytes of output omitted here; output.log keeps the first "
+                      f"{len(self.head)} and the last {len(tail)} bytes of {self.total} (--log-cap)]\n").encode()
+            return bytes(self.head) + marker + tail
+
+
+# ----------------------------------------------------------------------------------------- streams
+class Sink:
+    """Write the child's bytes to one of our streams, in blocks.  A closed or broken stream is dropped
+    (the child keeps running and its output is still captured), never an exception."""
+
+    def __init__(self, stream: Any):
+        self.stream = stream
+        self.fd: int | None = None
+        self.dead = stream is None
+        self.lock = threading.Lock()
+        if stream is not None:
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+            try:
+                fd = stream.fileno()
+                os.fstat(fd)
+                self.fd = fd
+            except (OSError, ValueError, AttributeError, TypeError):  # StringIO in tests, or a closed fd
+                self.fd = None
+                if getattr(stream, "closed", False):
+                    self.dead = True
+
+    def write(self, data: bytes) -> None:
+        if self.dead:
+            return
+        with self.lock:
+            try:
+                if self.fd is not None:
+                    view = memoryview(data)
+                    while view:
+                        n = os.write(self.fd, view)
+                        view = view[n:]
+                else:
+                    buf = getattr(self.stream, "buffer", None)
+                    if buf is not None:
+                        buf.write(data)
+                        buf.flush()
+                    else:
+                        self.stream.write(data.decode("utf-8", "replace"))
+            except (OSError, ValueError, AttributeError):  # EPIPE, EBADF, closed: stop writing there
+                self.dead = True
+
+    def text(self, message: str) -> None:
+        self.write(message.encode("utf-8", "replace"))
+
+
+# ----------------------------------------------------------------------------------------- supervise
+@dataclass
+class Outcome:
+    argv: list[str]
+    returncode: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+    started_error: str | None = None
+    forwarded: int | None = None  # a signal gpuvet received and passed on
+    seconds: float = 0.0
+    backtrace: str = ""
+    capture: Capture | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.timed_out or self.started_error is not None or (self.returncode or 0) != 0
+
+    @property
+    def exit_status(self) -> int:
+        if self.started_error is not None:
+            return 127
+        if self.timed_out:
+            return 124
+        if self.signal:
+            return 128 + self.signal
+        return int(self.returncode or 0)
+
+    def describe(self) -> str:
+        if self.started_error:
+            return f"could not start: {self.started_error}"
+        if self.timed_out:
+            return f"still running after the timeout ({self.seconds:.1f}s): stopped"
+        if self.signal:
+            return f"killed by signal {_signame(self.signal)}"
+        return f"exited with status {self.returncode}"
+
+
+def _signame(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return str(sig)
+
+
+def _killpg(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class _Forwarder:
+    """Install handlers for SIGINT/SIGTERM/SIGHUP that pass the signal to the child's group (main thread only)."""
+
+    def __init__(self, grace: float):
+        self.grace = grace
+        self.pid: int | None = None
+        self.received: int | None = None
+        self.old: dict[int, Any] = {}
+        self.timer: threading.Timer | None = None
+
+    def __enter__(self) -> "_Forwarder":
+        if threading.current_thread() is threading.main_thread():
+            for sig in FORWARDED:
+                try:
+                    self.old[sig] = signal.signal(sig, self._handle)
+                except (ValueError, OSError):
+                    pass
+        return self
+
+    def _handle(self, sig: int, frame) -> None:
+        again = self.received is not None
+        self.received = sig
+        if self.pid is None:
+            return
+        _killpg(self.pid, signal.SIGKILL if again else sig)  # a second signal: no more waiting
+        if self.timer is None:
+            pid = self.pid
+            self.timer = threading.Timer(self.grace, lambda: _killpg(pid, signal.SIGKILL))
+            self.timer.daemon = True
+            self.timer.start()
+
+    def __exit__(self, *exc) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        for sig, old in self.old.items():
+            try:
+                signal.signal(sig, old)
+            except (ValueError, OSError, TypeError):
+                pass
+
+
+def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sink, timeout: float | None,
+              on_hang: Callable[[int], str] | None = None, log_cap: int = DEFAULT_LOG_CAP,
+              grace: float = GRACE_S, middle: Callable[[], MiddleScan | None] | None = None) -> Outcome:
+    """Run ``argv``; pass its output to ``out``/``err``; capture it; return how it ended."""
+    oc = Outcome(list(argv))
+    cap = Capture(log_cap)
+    oc.capture = cap
+    t0 = time.monotonic()
+    with _Forwarder(grace) as fwd:
+        try:
+            proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env=env_vars, start_new_session=True)
+        except (OSError, ValueError) as exc:
+            oc.started_error = getattr(exc, "strerror", None) or str(exc)
+            return oc
+        fwd.pid = proc.pid
+        if fwd.received is not None:  # a signal arrived while starting
+            _killpg(proc.pid, fwd.received)
+
+        def pump(fd: int, sink: Sink) -> None:
+            while True:
+                try:
+                    chunk = os.read(fd, READ_SIZE)
+                except InterruptedError:  # pragma: no cover - PEP 475 retries
+                    continue
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                sink.write(chunk)
+                cap.add(chunk)
+
+        assert proc.stdout is not None and proc.stderr is not None
+        threads = [threading.Thread(target=pump, args=(proc.stdout.fileno(), out), daemon=True),
+                   threading.Thread(target=pump, args=(proc.stderr.fileno(), err), daemon=True)]
+        for t in threads:
+            t.start()
+        starter: list[threading.Thread] = []
+        if middle is not None:  # the signatures' prefilter starts (in the background) once output overflows
+
+            def start() -> None:
+                try:
+                    cap.start_middle(middle())
+                except Exception:  # noqa: BLE001 - without it the middle lines are not kept; the run goes on
+                    cap.start_middle(None)
+
+            def on_first_evict() -> None:
+                th = threading.Thread(target=start, daemon=True)
+                starter.append(th)
+                th.start()
+
+            cap.on_first_evict = on_first_evict
+        try:
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                if fwd.received is None:
+                    oc.timed_out = True
+                    if on_hang is not None:
+                        try:
+                            oc.backtrace = on_hang(proc.pid)
+                        except Exception as exc:  # a debugger problem must not hide the diagnosis
+                            oc.backtrace = f"backtrace failed: {exc}"
+                _stop(proc)
+        finally:
+            if proc.returncode is None:  # an exception on our side: never leave the child behind
+                _stop(proc, term_wait=1.0)
+            # grandchildren that still hold the pipes open: the whole group goes with the child
+            for t in threads:
+                t.join(1.0)
+            if any(t.is_alive() for t in threads):
+                _killpg(proc.pid, signal.SIGTERM)
+                for t in threads:
+                    t.join(2.0)
+                _killpg(proc.pid, signal.SIGKILL)
+                for t in threads:
+                    t.join(2.0)
+            for f in (proc.stdout, proc.stderr):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+            for th in starter:
+                th.join(60)
+            cap.finish()
+        oc.forwarded = fwd.received
+    oc.seconds = time.monotonic() - t0
+    rc = proc.returncode
+    if rc is not None and rc < 0:
+        oc.signal = -rc
+    oc.returncode = rc
+    return oc
+
+
+def _stop(proc: subprocess.Popen, term_wait: float = 5.0) -> None:
+    for sig, wait in ((signal.SIGTERM, term_wait), (signal.SIGKILL, 5.0)):
+        _killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+# ----------------------------------------------------------------------------------------- bundle
+def _state_dir(environ) -> str:
+    base = environ.get("XDG_STATE_HOME") or ""
+    if not os.path.isabs(base):
+        base = os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "gpuvet", "crash")
+
+
+def make_bundle_dir(requested: str | None, cwd: str, environ) -> tuple[str, str | None]:
+    """Create the bundle directory (0700).  Returns (path, note): ``note`` says why it is not where it
+    was asked for.  Raises OSError only when no place at all is writable."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    name = f"gpuvet-crash-{stamp}"
+    first_error: str | None = None
+    if requested:
+        try:
+            if not os.path.isdir(requested):
+                os.makedirs(requested, mode=0o700)
+            st = os.lstat(requested)
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+                raise OSError(errno.EPERM, "not a directory of this user")
+            if not os.access(requested, os.W_OK | os.X_OK):
+                raise OSError(errno.EACCES, "not writable")
+            return requested, None
+        except OSError as exc:
+            first_error = f"cannot use {requested}: {exc.strerror or exc}"
+    for parent in ([] if requested else [cwd]) + [_state_dir(environ)]:
+        try:
+            os.makedirs(parent, mode=0o700, exist_ok=True)
+            for i in range(100):
+                path = os.path.join(parent, name if i == 0 else f"{name}-{i}")
+                try:
+                    os.mkdir(path, 0o700)
+                    return path, first_error
+                except FileExistsError:
+                    continue
+        except OSError as exc:
+            first_error = first_error or f"cannot write in {parent}: {exc.strerror or exc}"
+    raise OSError(errno.EACCES, first_error or "no writable place for the crash bundle")
+
+
+def write_private(bdir: str, name: str, data: bytes | str) -> None:
+    """One bundle file: created 0600, never through a link, replaced if it exists."""
+    path = os.path.join(bdir, name)
+    if isinstance(data, str):
+        data = data.encode("utf-8", "replace")
+    try:
+        if os.path.islink(path):
+            os.unlink(path)
+    except OSError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def redacted_log(data: bytes) -> bytes:
+    """The child's output with every secret masked, in blocks of whole lines (linear time)."""
+    out = []
+    step = 1 << 20
+    pos = 0
+    while pos < len(data):
+        end = data.find(b"\n", min(len(data), pos + step))
+        end = len(data) if end < 0 else end + 1
+        out.append(redact_text(data[pos:end].decode("utf-8", "replace")).encode("utf-8"))
+        pos = end
+    return b"".join(out)
+
+
+def native_backtrace(system, pid: int) -> str:
+    """Backtrace of a hung process: rocgdb / cuda-gdb / gdb when installed, plus py-spy for Python."""
+    parts: list[str] = []
+    for dbg in ("rocgdb", "cuda-gdb", "gdb"):
+        if system.which(dbg):
+            res = system.run([dbg, "-p", str(pid), "-batch", "-nx", "-ex", "set pagination off",
+                              "-ex", "thread apply all bt"], timeout=60)
+            parts.append(f"$ {dbg} -p {pid} -batch -ex 'thread apply all bt'\n{res.output or res.describe()}")
+            break
+    else:
+        parts.append("no debugger (rocgdb, cuda-gdb, gdb) installed: no native backtrace")
+    if system.which("py-spy"):
+        res = system.run(["py-spy", "dump", "--pid", str(pid)], timeout=30)
+        parts.append(f"$ py-spy dump --pid {pid}\n{res.output or res.describe()}")
+    return "\n\n".join(parts) + "\n"
+
+
+def gpu_state(system) -> str:
+    parts = []
+    for argv in (["nvidia-smi"], ["nvidia-smi", "-q"], ["rocm-smi"], ["amd-smi", "metric"]):
+        if system.which(argv[0]):
+            res = system.run(argv, timeout=15)
+            parts.append(f"$ {' '.join(argv)}\n{res.output or res.describe()}")
+    return "\n\n".join(parts) + "\n" if parts else "no GPU state tool (nvidia-smi, rocm-smi, amd-smi) found\n"
+
+
+# ----------------------------------------------------------------------------------------- use case
+@dataclass
+class RunOptions:
+    argv: list[str]
+    timeout: float | None = None
+    debug: bool = False
+    bundle: str | None = None
+    here: bool = True
+    log_cap: int = DEFAULT_LOG_CAP
+    grace: float = GRACE_S
+
+
+@dataclass
+class RunResult:
+    exit_status: int
+    outcome: Outcome
+    bundle: str | None = None
+    report: Any = None
+    messages: list[str] = field(default_factory=list)
+
+
+def run(opts: RunOptions, env: Environment) -> RunResult:
+    """The run use case: supervise, pass through, and on failure diagnose and write the bundle.  Messages
+    for the user go to ``env.stderr`` (if it is open); the result's ``exit_status`` is the child's."""
+    from gpuvet.logs.signatures import load_catalog
+
+    system = env.system()
+    out, err = Sink(env.stdout), Sink(env.stderr)
+    child_env = dict(env.environ)
+
+    def middle() -> MiddleScan | None:
+        import shutil
+
+        grep = shutil.which("grep", path=env.environ.get("PATH") or os.defpath)
+        if not grep:
+            return None
+        from gpuvet.logs.extract import PREFILTER_PATTERNS
+
+        return MiddleScan(grep, list(load_catalog().patterns()) + list(PREFILTER_PATTERNS))
+
+    def hang(pid: int) -> str:
+        return native_backtrace(system, pid)
+
+    oc = run_child(opts.argv, child_env, out, err, opts.timeout, hang, opts.log_cap, opts.grace, middle)
+    res = RunResult(oc.exit_status, oc)
+    if oc.started_error is not None:
+        err.text(redact_text(f"gpuvet: cannot run {opts.argv[0]}: {oc.started_error}\n"))
+        return res
+    if oc.forwarded is not None:
+        err.text(f"gpuvet: received {_signame(oc.forwarded)} and passed it on; the command {oc.describe()}; "
+                 "no crash bundle\n")
+        return res
+    if not oc.failed:
+        return res
+    try:
+        bdir, note = make_bundle_dir(opts.bundle, env.cwd, env.environ)
+    except OSError as exc:
+        err.text(redact_text(f"gpuvet: the command {oc.describe()}; no crash bundle: {exc.strerror or exc}\n"))
+        return res
+    if note:
+        err.text(redact_text(f"gpuvet: {note}; the crash bundle goes to {bdir}\n"))
+    res.bundle = bdir
+    assert oc.capture is not None
+    write_private(bdir, "output.log", redacted_log(oc.capture.log_bytes()))
+    debug_oc = None
+    if opts.debug:
+        err.text(f"gpuvet: {oc.describe()}; re-running with debug switches: "
+                 f"{' '.join(f'{k}={v}' for k, v in DEBUG_ENV.items())}\n")
+        debug_oc = run_child(opts.argv, dict(child_env, **DEBUG_ENV), out, err, opts.timeout, hang, opts.log_cap,
+                             opts.grace, middle)
+        if debug_oc.capture is not None:
+            write_private(bdir, "debug-output.log", redacted_log(debug_oc.capture.log_bytes()))
+    try:
+        res.report = _write_bundle(bdir, oc, debug_oc, env, system, opts.here, load_catalog())
+    except OSError as exc:
+        err.text(redact_text(f"gpuvet: could not complete the crash bundle {bdir}: {exc.strerror or exc}\n"))
+        return res
+    report = res.report
+    if not report.extra.get("diagnoses") and not report.extra.get("user_code_signals"):
+        # a plain failure: nothing in the output points anywhere; one line, not the whole stack
+        err.text(redact_text(f"\ngpuvet: the command {oc.describe()}; nothing in its output points at the GPU stack. "
+                             f"Crash bundle: {bdir} (gpuvet diagnose {os.path.join(bdir, 'output.log')} --here "
+                             f"for the stack)\n"))
+        return res
+    from gpuvet.render import render
+
+    report.extra["hide_stack"] = True  # the diagnosis and its evidence; the stack is in the bundle
+    text = render(report, "terminal", color=False, width=env.width)
+    err.text(redact_text(f"\ngpuvet: the command {oc.describe()}. Crash bundle: {bdir}\n{text}"))
+    return res
+
+
+def _scan(oc: Outcome, catalog, extra_lines: Sequence[str] = ()):
+    from gpuvet.app.diagnose import HINT_BYTES
+    from gpuvet.logs.match import Scanner
+
+    sc = Scanner(catalog)
+    assert oc.capture is not None
+    seen = 0
+    for first, block in oc.capture.blocks():
+        if sc.hints_everywhere and seen + len(block) > HINT_BYTES:  # hints on every line of the head only
+            cut = block.rfind(b"\n", 0, max(0, HINT_BYTES - seen)) + 1
+            if cut > 0:
+                sc.feed_block(first, block[:cut])
+                first += block.count(b"\n", 0, cut)
+                block = block[cut:]
+            sc.hints_everywhere = False
+        sc.feed_block(first, block)
+        seen += len(block)
+    sc.result.lines = max(sc.result.lines, oc.capture.lines + (0 if oc.capture.ends_with_newline else 1))
+    first_bt = None
+    if extra_lines:  # a hung child: what its threads were waiting in is evidence too (NCCL, device sync, ...)
+        first_bt = sc.result.lines + 1
+        for i, line in enumerate(extra_lines):
+            sc.feed(first_bt + i, "backtrace: " + line)
+    return sc.result, first_bt
+
+
+def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env: Environment, system, here: bool, catalog):
+    from gpuvet.app import diagnose
+    from gpuvet.render.json import report_dict
+
+    live = None
+    if here:
+        try:
+            from gpuvet.app.facts import live_facts
+
+            live = live_facts(env, deadline=6.0)
+        except Exception:
+            live = None
+    use = oc
+    if debug_oc is not None and debug_oc.capture is not None:
+        dscan, _ = _scan(debug_oc, catalog)
+        if dscan.matches:
+            use = debug_oc  # the synchronous re-run points at the real call
+    bt_text = use.backtrace or (oc.backtrace if use is not oc else "")
+    scan, first_bt_line = _scan(use, catalog, bt_text.splitlines() if bt_text else ())
+    assert use.capture is not None
+    head = bytes(use.capture.head[: diagnose.HEAD_BYTES]).decode("utf-8", "replace")
+    facts = diagnose.facts_from_text(head, "output.log", scan, live)
+    findings = diagnose.findings_for(facts, live is not None)
+    report = diagnose.build_report(scan, facts, findings, os.path.join(bdir, "output.log"), None,
+                                   "run" if use is oc else "run --debug")
+    cap = oc.capture
+    report.extra["run"] = {"argv": redact_argv(oc.argv), "result": oc.describe(), "exit_status": oc.exit_status,
+                           "seconds": round(oc.seconds, 3), "bundle": bdir, "backtrace_from_line": first_bt_line,
+                           "output_bytes": cap.total if cap else 0, "output_omitted_bytes": cap.evicted if cap else 0}
+    doc = report_dict(report)
+    write_private(bdir, "diagnosis.json", redact_text(json.dumps(doc, indent=2, default=str) + "\n"))
+    write_private(bdir, "facts.json", redact_text(json.dumps(
+        {"facts": facts.to_dict(), "probe_errors": [e.to_dict() for e in facts.errors]}, indent=2, default=str) + "\n"))
+    environ = env.environ
+    cmd: dict[str, Any] = {
+        "argv": redact_argv(oc.argv), "result": oc.describe(), "returncode": oc.returncode, "signal": oc.signal,
+        "timed_out": oc.timed_out, "exit_status": oc.exit_status, "seconds": round(oc.seconds, 3),
+        "output_bytes": cap.total if cap else 0, "output_lines": cap.lines if cap else 0,
+        "environment": {k: (MASK if is_secret_name(k) else redact_env(k, environ[k])) for k in ENV_KEYS if k in environ}}
+    if debug_oc is not None:
+        cmd["debug_rerun"] = {"result": debug_oc.describe(), "exit_status": debug_oc.exit_status,
+                              "environment": DEBUG_ENV}
+    write_private(bdir, "command.json", redact_text(json.dumps(cmd, indent=2) + "\n"))
+    write_private(bdir, "gpu-state.txt", redact_text(gpu_state(system)))
+    bt = oc.backtrace or (debug_oc.backtrace if debug_oc else "")
+    if bt:
+        write_private(bdir, "backtrace.txt", redact_text(bt))
+    return report
+
+
+__all__ = ["RunOptions", "RunResult", "Outcome", "Capture", "Sink", "run", "run_child", "make_bundle_dir",
+           "write_private", "DEBUG_ENV", "DEFAULT_LOG_CAP"]

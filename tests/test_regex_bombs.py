@@ -1,0 +1,77 @@
+"""Every compiled pattern of gpuvet.logs and gpuvet.probes (module level) and every pasted-report parser
+stays linear on blank-line, space and repetition bombs: four times the input may cost at most ~10x the time.
+
+Found this way: parse_amd_smi's ``^\\s*`` in multi-line mode (80,000 blank lines: ~60 s), the progress-bar
+pattern (a 2,000-character line of spaces after ``0%||``: 50 s), rocm-smi's ``[ \\t]*([^:\\n]+?):`` and
+the mentions detector's ``^\\s*Runtime Version:``."""
+import importlib
+import pkgutil
+import re
+import time
+
+import pytest
+
+import gpuvet.logs
+import gpuvet.probes
+from gpuvet.logs.gate import LiteralGate
+
+UNITS = ["\n", " ", " \t\n", "a", "1.", "a:", ": ", "| ", "a.", "-", "[", "x "]
+
+
+def _patterns():
+    out = []
+    for pkg in (gpuvet.logs, gpuvet.probes):
+        for m in pkgutil.iter_modules(pkg.__path__):
+            mod = importlib.import_module(f"{pkg.__name__}.{m.name}")
+            for name, v in vars(mod).items():
+                if isinstance(v, re.Pattern) and isinstance(v.pattern, str):
+                    out.append((f"{m.name}.{name}", v))
+    return out
+
+
+PATTERNS = _patterns()
+
+
+def _needles(rx: re.Pattern) -> list[str]:
+    try:
+        g = LiteralGate(rx.pattern, rx.flags)
+    except Exception:
+        return [""]
+    return [""] + [n for n in (g.exact + g.folded) if len(n) >= 2][:3]
+
+
+def _cost(rx, text) -> float:
+    best = 1e9
+    for _ in range(3):  # the least of three: a scheduling hiccup is not a slow pattern
+        t = time.perf_counter()
+        rx.search(text)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+@pytest.mark.parametrize("name,rx", PATTERNS, ids=[n for n, _ in PATTERNS])
+def test_pattern_is_linear_on_bombs(name, rx):
+    for pre in _needles(rx):
+        for unit in UNITS:
+            costs = []
+            for n in (250, 1000, 4000):
+                text = pre + unit * n + pre + "!"
+                c = _cost(rx, text)
+                costs.append(c)
+                assert c < 0.5, (name, repr(pre), repr(unit), n, c)
+            for a, b in zip(costs, costs[1:]):
+                assert b < 10 * max(a, 0.004), (name, repr(pre), repr(unit), costs)
+
+
+def test_pasted_parsers_on_blank_line_bombs():
+    from gpuvet.probes.pasted import parse_report
+
+    for pre in ["", "GPU: 0\n", "  MARKET_NAME:", "GPU[0] : ", "Marketing Name:", "HIP version: ", "AMDSMI Tool:\n",
+                "PyTorch version: ", "Runtime Version:", "NVIDIA-SMI\n"]:
+        for bomb in ("\n" * 40_000, " " * 40_000, " \t\n" * 15_000):
+            t = time.perf_counter()
+            try:
+                parse_report(pre + bomb + "\n" + pre, "bomb")
+            except ValueError:
+                pass
+            assert time.perf_counter() - t < 2.0, (repr(pre), repr(bomb[:3]))
