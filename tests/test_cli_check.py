@@ -102,7 +102,9 @@ def test_hanging_tools_check_finishes_within_5s(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "gpuvet", "check", "--format", "json"], env=env,
                           capture_output=True, text=True, timeout=30)
     elapsed = time.monotonic() - t0
-    assert elapsed < 5.0, f"took {elapsed:.1f}s"
+    # the tools sleep 30 s; the probe deadline is 3 s. 10 s leaves room for a loaded 2-core machine and
+    # still fails if any hung tool were waited for.
+    assert elapsed < 10.0, f"took {elapsed:.1f}s"
     assert proc.returncode in (0, 1), proc.stderr
     doc = json.loads(proc.stdout)
     kinds = {e["kind"] for e in doc["probe_errors"]}

@@ -49,6 +49,9 @@ def test_roundtrip_refs_good_and_runs(tmp_path):
     assert store.snapshot("before-upgrade").id == a.id
     assert store.snapshot(a.uid[:8]).id == a.id
     assert store.snapshot(str(a.id)).doc["label"] == "before-upgrade"
+    # a uid whose first characters are all digits is still found by its prefix (it once read as an id)
+    c = store.add_snapshot(dict(_doc("digits"), id="12345678-aaaa-4bbb-8ccc-000000000000"))
+    assert store.snapshot("12345678").id == c.id
     with pytest.raises(StoreError, match="no snapshot is marked good"):
         store.snapshot("good")
     store.mark_good(a.id)

@@ -393,10 +393,11 @@ class Store:
                     rows = list(conn.execute(q.order_by(t.c.id.desc()).limit(1)).mappings())
                 else:
                     rows = list(conn.execute(q.where(t.c.label == ref).order_by(t.c.id.desc()).limit(1)).mappings())
-                    if not rows and len(ref) >= 6:
-                        rows = list(conn.execute(q.where(t.c.uid.like(ref.replace("%", "") + "%")).limit(2)).mappings())
-                        if len(rows) > 1:
-                            raise StoreError(f"snapshot reference {ref!r} matches several snapshots; give more of the id")
+                if not rows and ref not in ("good", "latest") and len(ref) >= 6:
+                    # a uid prefix (it may be all digits: then it is tried after the numeric id)
+                    rows = list(conn.execute(q.where(t.c.uid.like(ref.replace("%", "") + "%")).limit(2)).mappings())
+                    if len(rows) > 1:
+                        raise StoreError(f"snapshot reference {ref!r} matches several snapshots; give more of the id")
         if not rows:
             raise StoreError(f"no snapshot {ref!r} in the history ({self.where()}); `gpuvet history` lists them")
         rec = _snap(rows[0])
