@@ -119,7 +119,13 @@ def test_hanging_tools_check_finishes_within_5s(tmp_path):
     by_code = {}
     for f in doc["findings"]:
         by_code.setdefault(f["code"], set()).add(f["outcome"])
+    # a tool found outside PATH (the H200 image's /usr/local/cuda/bin/nvcc) is really read: checks that
+    # rest on it may pass; everything resting only on hung tools may not
+    read_outside = {r.get("name") for r in doc["facts"].get("compilers", [])
+                    if str(tmp_path / "bin") not in str(r.get("path", ""))}
     for code, outcomes in by_code.items():
+        if code == "EXT003" and "nvcc" in read_outside:
+            continue
         if needs[code] & failed_tables:
             assert "passed" not in outcomes and "skipped" not in outcomes, (code, outcomes)
     assert by_code["EXT003"] == {"unknown"}  # nvcc vs framework CUDA: nvcc hung

@@ -9,13 +9,13 @@ import sys
 
 import pytest
 
-from conftest import REAL, SHARED, run_cli
+from conftest import REAL, run_cli
 from gpuvet.app.env import Environment
 from gpuvet.cli.main import main
 from gpuvet.model import Applicability, Evidence, Finding, Fix, Outcome, Report, Severity
 
 H200_JSON = str(REAL / "h200-gpuvet" / "check.json")
-NVSMI = str(SHARED / "fixtures/real/h200-cuda13/nvidia-smi.txt")
+NVSMI = str(REAL / "h200-cuda13/nvidia-smi.txt")
 
 
 def cli_in(cwd, argv, environ=None):
@@ -168,7 +168,7 @@ def test_check_from_several_files_reports_each_and_fails_only_when_none_is_recog
 
 
 def test_check_from_env_output():
-    r = run_cli(["check", "--from", str(SHARED / "fixtures/real/h200-cuda13/env.txt"), "--format", "json"])
+    r = run_cli(["check", "--from", str(REAL / "h200-cuda13/env.txt"), "--format", "json"])
     assert r.code == 0, r.err
     names = {row["name"] for row in r.json()["facts"]["env_vars"]}
     assert {"NVIDIA_VISIBLE_DEVICES", "CUDA_VERSION", "LD_LIBRARY_PATH"} <= names

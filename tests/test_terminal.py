@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import REAL, SHARED, run_cli
+from conftest import REAL, run_cli
 from gpuvet import kb as KB
 from gpuvet.checks.registry import all_checks
 from gpuvet.app.engine import build_report, gpu_usable, run_checks
@@ -40,7 +40,7 @@ def test_nothing_runs_past_the_width(h200_report, width):
 
 
 def test_pasted_nvidia_smi_collapses_unknowns_and_scores_what_it_shows():
-    r = run_cli(["check", "--from", str(SHARED / "fixtures/real/h200-cuda13/nvidia-smi.txt")],
+    r = run_cli(["check", "--from", str(REAL / "h200-cuda13/nvidia-smi.txt")],
                 environ={"NO_COLOR": "1", "COLUMNS": "80"})
     assert r.code == 0, r.err
     unknown_lines = [line for line in r.out.splitlines() if line.startswith("? ")]

@@ -219,13 +219,16 @@ def test_pytest_plugin_markers_stack_fixture_and_gpuvet_cases(tmp_path):
         "    assert gpuvet_stack.torch is None or gpuvet_stack.torch['version']\n"
         "    assert isinstance(gpuvet_stack.gpus, list)\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    from importlib.metadata import entry_points
+
+    plugin = [] if any(e.name == "gpuvet" for e in entry_points(group="pytest11")) else ["-p", "gpuvet.cli.pytest_plugin"]
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "--strict-markers", "-p", "no:cacheprovider", "-rs",
-                          str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+                          *plugin, str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     out = run.stdout + run.stderr
     has_gpu = os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/kfd")
     assert run.returncode == 0, out
     assert ("2 passed, 1 skipped" in out and "no GPU found" in out) or (has_gpu and "3 passed" in out), out
-    col = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+    col = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *plugin,
                           "--gpuvet-level", "quick", str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
                          env=env, timeout=120)
     assert "gpuvet::matmul_ref" in col.stdout and "gpuvet::alloc_roundtrip" in col.stdout, col.stdout + col.stderr

@@ -292,7 +292,7 @@ def run(opts: RollbackOptions, env: Environment) -> Report:
     py = os.path.join(into, "bin", "python")
     if installer == "uv":
         ok = b.step("RBK001", "rollback-environment-created", "create the virtual environment (uv)",
-                    ["uv", "venv", "--python", base_py, into], 300, child_env)
+                    ["uv", "venv", "--allow-existing", "--python", base_py, into], 300, child_env)  # DIR already holds the marker
     elif _own_pip_can_target():
         # a venv without a pip of its own (seconds instead of ensurepip's tens of seconds); gpuvet's pip
         # installs into it with --python
