@@ -51,7 +51,7 @@ def test_snapshot_of_this_environment_is_complete_and_valid(tmp_path):
     from importlib.metadata import version as _v  # what this interpreter really has (2.13.0+cpu in CI)
 
     want = _v("torch")
-    assert torch["version"].startswith(want.split("+")[0]) and torch["local_version"] == (want.split("+", 1)[1] if "+" in want else None)
+    assert torch["version"].startswith(want.split("+")[0]) and (torch["local_version"] or None) == (want.split("+", 1)[1] if "+" in want else None)
     assert torch["installer"] == "pip" and torch["wheel_tags"] and torch["wheel_tags"][0].startswith("cp3")
     assert torch["origin"] in ("index", "local-wheel")
     assert dists["gpuvet"]["origin"] == "editable" and dists["gpuvet"]["direct_url"]["kind"] == "dir"
