@@ -2,7 +2,6 @@
 make hints_in fast on ordinary lines (the old alternation cost ~600 us per 100-character line)."""
 import re
 import time
-from pathlib import Path
 
 import pytest
 
@@ -24,7 +23,6 @@ def _corpus_lines() -> list[str]:
                     lines.extend(p.read_text(encoding="utf-8", errors="replace").splitlines())
                 except OSError:
                     pass
-    import yaml
     from gpuvet import kb
     for sig in kb.load().table("signatures"):
         for key in ("examples", "matches", "not_matches", "must_match", "must_not_match"):

@@ -8,7 +8,6 @@ import click
 from gpuvet.app.env import Environment
 from gpuvet.app.inputs import MAX_PASTE_BYTES, looks_binary, read_text_input, stat_input
 from gpuvet.model import Report, Severity
-from gpuvet.model.errors import GpuvetError
 
 __all__ = ["MAX_PASTE_BYTES", "looks_binary", "read_text_input", "stat_input", "emit", "env_of", "make_policy",
            "format_option", "output_options", "policy_options"]
