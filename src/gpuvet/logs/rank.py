@@ -99,7 +99,24 @@ def _hyp_causes(sig: Signature) -> set[str]:
     return {sig.cause} | {a.cause for a in sig.alternatives} | {r.cause for r in sig.resolve}
 
 
-def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: float = MIN_CONFIDENCE) -> list[Diagnosis]:
+# The learned fallback (logs/learned.py): where it may speak and how much its probability weighs.
+LEARNED_WEIGHT = 0.6  # a reading's contribution is this times its probability ...
+LEARNED_CAP = 0.5  # ... and never more than this, below a fact that explains the error or a decisive signature
+LEARNED_ANCHOR = 0.5  # the error lines' own tokens must carry this much weight for the reading
+LEARNED_NEW_BELOW = 0.9  # a cause no signature or fact proposed stays below the best of their readings
+
+
+def _decisive(by_cause: dict[str, list[Contribution]], stack_sigs: Sequence[Signature]) -> bool:
+    """A fact that explains the error, or a decisive specific signature: the learned model stays silent."""
+    if any(s.weight >= DECISIVE and not s.generic for s in stack_sigs):
+        return True
+    return any(c.kind == "fact" and c.weight >= FACT_EXPLAINS[Severity.WARNING] for cs in by_cause.values() for c in cs)
+
+
+def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: float = MIN_CONFIDENCE,
+         learned: Any = "shipped") -> list[Diagnosis]:
+    """``learned``: the learned fallback's model (logs/learned.Model), ``"shipped"`` for the packaged one
+    (loaded lazily, only when nothing decisive applies), or None to rank by signatures and facts alone."""
     hints = scan.hint_names
     by_cause: dict[str, list[Contribution]] = {}
     stack_sigs: list[Signature] = []
@@ -169,6 +186,11 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
             w, f.component or "", "fact", f.code, f"{f.code} {f.name}: {f.title} — this fact {how}", ev,
             f.fixes[0].text if f.fixes else "", [x.to_dict() for x in f.fixes], []))
 
+    learned_said_none = False
+    # the model explains an error: a text without one (a healthy report, a listing) gets no reading
+    if learned is not None and _has_error(scan) and not user_code and not _decisive(by_cause, stack_sigs):
+        learned_said_none = _learned(scan, findings, by_cause, learned)
+
     out: list[Diagnosis] = []
     for cause, cs in by_cause.items():
         cs.sort(key=lambda c: (-c.weight, c.first_line))
@@ -206,12 +228,57 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
             fixes=fixes,
             why="", signatures=sorted({c.ref for c in cs if c.kind != "fact"}),
             checks=sorted({c.ref for c in cs if c.kind == "fact"}), references=refs[:5], contributions=cs))
-    if not out and not user_code:
+    if not out and not user_code and not learned_said_none:
         out = _fallback(scan)
     out.sort(key=lambda d: (-d.confidence, min(c.first_line for c in d.contributions)))
     for i, d in enumerate(out):
         d.why = _why(d, out[:i] + out[i + 1:], i)
     return out
+
+
+def _has_error(scan: ScanResult) -> bool:
+    from .learned import model_lines
+
+    return bool(scan.error_lines) and bool(model_lines(scan.error_lines))
+
+
+def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, list[Contribution]],
+             model: Any) -> bool:
+    """Add the learned model's readings to ``by_cause``; True when its best reading is ``none`` (user code,
+    confidently), which also silences the vocabulary fallback.  When signatures or facts already propose
+    causes, a cause none of them proposed stays below the strongest of them: the model re-ranks the readings
+    of a known message (and speaks freely where nothing else does), it does not overrule the context that
+    settled one."""
+    from . import learned as lm
+
+    if model == "shipped":
+        model = lm.load()
+        if model is None:
+            return False
+    feats = lm.features(list(scan.error_lines), scan.hint_names, scan.matches.keys())
+    readings = model.read(feats)
+    if not readings:
+        return False
+    if readings[0].cause == "none":
+        return readings[0].probability >= model.abstain
+    if readings[0].probability < model.abstain or readings[0].anchor < LEARNED_ANCHOR:
+        return False  # unsure, or sure only from the context (an AMD GPU, a nightly) and not the error lines
+    err = lm.model_lines(scan.error_lines)
+    # only the model's best reading speaks (further ones added nothing in cross-validation: bench/incident_cv.py)
+    for r in readings[:1]:
+        words = [t.split(":", 1)[-1].replace("#", "") for t in r.terms]
+        ev_lines = [(n, t) for n, t in err if any(w and w in t.lower() for w in words)][-3:] or err[-1:]
+        ev = [{"line": n, "text": t[:300], "signature": "learned"} for n, t in ev_lines]
+        comp = model.components.get(r.cause, "")
+        w = min(LEARNED_CAP, LEARNED_WEIGHT * r.probability)
+        if r.cause not in by_cause and by_cause:
+            w = min(w, LEARNED_NEW_BELOW * max(c.weight for cs in by_cause.values() for c in cs))
+        by_cause.setdefault(r.cause, []).append(Contribution(
+            w, comp, "learned", "learned",
+            f"learned fallback: the error lines read as {r.cause} (p={r.probability:.2f}; "
+            f"{', '.join(r.terms) or 'context'})", ev, CAUSE_FIX.get(r.cause, ""),
+            first_line=ev_lines[0][0] if ev_lines else 10**12))
+    return False
 
 
 def _fallback(scan: ScanResult) -> list[Diagnosis]:

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Grouped k-fold cross-validation of gpuvet's diagnosis on the tuning incidents (issue 9).
+
+For every case of the tuning sets this runs gpuvet's diagnose pipeline in-process (the posted text, env first
+then log, as ../shared/benchmarks/score_incidents.py writes it; scan -> facts -> checks), once, and then ranks:
+
+* ``rules``: the signatures, facts and vocabulary fallback alone (no learned model);
+* ``rules+model``: the same with the learned fallback (logs/learned.py) trained by tools/train_fallback.py on
+  the *other* folds only.
+
+Folds are by thread: every case whose ``source`` URL is the same lands in the same fold (sha256 of the URL
+mod k), so a thread never trains the model that scores it.  The metric is score_incidents.py's: a case
+labelled ``none`` is right only when nothing is blamed (or the first cause is ``none``); otherwise top-1 /
+top-3 is the label among the first one / three causes.
+
+bench/incidents-new2/frozen is refused, whatever the command line says: it is scored once, by the lead.
+
+    .venv/bin/python bench/incident_cv.py [--k 5] [--json bench/results/incident_cv.json] [DIR ...]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import os
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tools"))
+
+import yaml  # noqa: E402
+
+import train_fallback as tf  # noqa: E402
+
+
+def _refuse_frozen(d: str) -> None:
+    if "incidents-new2" in Path(d).resolve().as_posix() and "frozen" in Path(d).resolve().as_posix():
+        sys.exit(f"refusing {d}: the new2 frozen half is scored once, by the lead, never tuned or trained on")
+
+
+def load_cases(dirs):
+    cases = []
+    for d in dirs:
+        _refuse_frozen(d)
+        for p in sorted(Path(d).glob("*.yaml")):
+            case = yaml.safe_load(p.read_text(encoding="utf-8"))
+            case["_file"] = f"{d}/{p.name}"
+            cases.append(case)
+    return cases
+
+
+def posted_text(case) -> str:
+    inputs = case.get("inputs") or {}
+    parts = [inputs.get("env") or "", inputs.get("log") or ""]
+    return "\n".join(p.rstrip("\n") for p in parts if p) + "\n"
+
+
+def analyse(case):
+    """scan + failed findings of one case, as `gpuvet diagnose FILE` computes them for a small file."""
+    from gpuvet.app.diagnose import facts_from_text, findings_for, scan_stream
+
+    text = posted_text(case)
+    scan, head = scan_stream(io.BytesIO(text.encode("utf-8")))
+    facts = facts_from_text(head.decode("utf-8", "replace"), "case.txt", scan)
+    return scan, [f for f in findings_for(facts) if f.failed]
+
+
+def _set_name(f: str) -> str:
+    parent = Path(f).parent.as_posix()
+    return parent.split("/bench/")[-1] if "/bench/" in parent else "/".join(parent.split("/")[-3:])
+
+
+def hit(truth, causes):
+    if truth == "none":
+        ok = not causes or causes[0] == "none"
+        return ok, ok
+    return bool(causes) and causes[0] == truth, truth in causes[:3]
+
+
+def fold_of(case, k):
+    return hashlib.sha256((case.get("source") or case["id"]).encode()).digest()[0] % k
+
+
+def summarise(rows):
+    n = len(rows)
+    out = {"cases": n, "top1": sum(r["top1"] for r in rows) / n, "top3": sum(r["top3"] for r in rows) / n,
+           "no_diagnosis": sum(1 for r in rows if not r["predicted"] and r["truth"] != "none")}
+    for plat in ("rocm", "cuda"):
+        pr = [r for r in rows if r["platform"] == plat]
+        if pr:
+            out[plat] = {"cases": len(pr), "top1": sum(r["top1"] for r in pr) / len(pr),
+                         "top3": sum(r["top3"] for r in pr) / len(pr)}
+    nr = [r for r in rows if r["truth"] == "none"]
+    out["none_right"] = f"{sum(r['top1'] for r in nr)}/{len(nr)}"
+    per = defaultdict(lambda: [0, 0])
+    for r in rows:
+        per[r["truth"]][0] += r["top1"]
+        per[r["truth"]][1] += 1
+    out["per_cause_top1"] = {c: f"{h}/{t}" for c, (h, t) in sorted(per.items())}
+    per_set = defaultdict(list)
+    for r in rows:
+        per_set[r["set"]].append(r)
+    out["per_set"] = {s: {"cases": len(rs), "top1": round(sum(r["top1"] for r in rs) / len(rs), 3),
+                          "top3": round(sum(r["top3"] for r in rs) / len(rs), 3)} for s, rs in sorted(per_set.items())}
+    return out
+
+
+def markdown(doc) -> str:
+    lines = [f"# Grouped {doc['k']}-fold cross-validation of diagnosis on the tuning incidents",
+             "", "Reproduce: `.venv/bin/python bench/incident_cv.py --json bench/results/incident_cv.json "
+             "--md bench/results/incident_cv.md` (folds: sha256 of the thread URL mod k; the model of each fold is "
+             "trained by tools/train_fallback.py's `fit` on the other folds only; rules are the same in every fold, "
+             "and were tuned on much of this data, so `rules` here is optimistic except on sets not tuned on).",
+             "", f"Sets: {', '.join(doc['dirs'])}", "",
+             "| mode | cases | top-1 | top-3 | ROCm top-1 | ROCm top-3 | CUDA top-1 | CUDA top-3 | no diagnosis | none right |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for mode in ("rules", "rules+model"):
+        s = doc[mode]
+        lines.append(f"| {mode} | {s['cases']} | {s['top1']:.1%} | {s['top3']:.1%} | {s['rocm']['top1']:.1%} | "
+                     f"{s['rocm']['top3']:.1%} | {s['cuda']['top1']:.1%} | {s['cuda']['top3']:.1%} | "
+                     f"{s['no_diagnosis']} | {s['none_right']} |")
+    lines += ["", "Per set (top-1 / top-3):", "", "| set | cases | rules | rules+model |", "|---|---:|---:|---:|"]
+    for st, v in doc["rules"]["per_set"].items():
+        w = doc["rules+model"]["per_set"][st]
+        lines.append(f"| {st} | {v['cases']} | {v['top1']:.1%} / {v['top3']:.1%} | {w['top1']:.1%} / {w['top3']:.1%} |")
+    lines += ["", "Per cause (top-1 hits / cases):", "", "| cause | rules | rules+model |", "|---|---:|---:|"]
+    for c, v in doc["rules"]["per_cause_top1"].items():
+        lines.append(f"| {c} | {v} | {doc['rules+model']['per_cause_top1'][c]} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dirs", nargs="*", default=None)
+    ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--json", dest="json_out")
+    ap.add_argument("--md", dest="md_out", help="also write a Markdown summary")
+    ap.add_argument("--show-misses", action="store_true")
+    args = ap.parse_args(argv)
+    dirs = args.dirs or [d for d in tf.TUNING_DIRS if (ROOT / d).is_dir()]
+    dirs = [str(ROOT / d) if not Path(d).is_absolute() else d for d in dirs]
+    from gpuvet.logs.rank import rank
+
+    cases = load_cases(dirs)
+    t0 = time.perf_counter()
+    analysed = [analyse(c) for c in cases]
+    t_an = time.perf_counter() - t0
+    examples = [tf.example(scan, fs) for scan, fs in analysed]
+    labels = [c["label"]["cause"] for c in cases]
+    folds = [fold_of(c, args.k) for c in cases]
+    extra = tf.extra_examples()
+
+    results = {"rules": [], "rules+model": []}
+    for f in range(args.k):
+        train_x = [x for x, g in zip(examples, folds) if g != f] + [x for x, _ in extra]
+        train_y = [y for y, g in zip(labels, folds) if g != f] + [y for _, y in extra]
+        model = tf.fit(train_x, train_y, tf.usual_components([c for c, g in zip(cases, folds) if g != f]))
+        for i, case in enumerate(cases):
+            if folds[i] != f:
+                continue
+            scan, fs = analysed[i]
+            for mode, m in (("rules", None), ("rules+model", model)):
+                causes = [d.cause for d in rank(scan, fs, learned=m)]
+                h1, h3 = hit(labels[i], causes)
+                results[mode].append({"id": case["id"], "set": _set_name(case["_file"]),
+                                      "platform": case.get("platform"), "truth": labels[i], "predicted": causes[:3],
+                                      "top1": h1, "top3": h3, "fold": f})
+    doc = {"k": args.k, "grouping": "sha256(source URL) mod k", "dirs": [os.path.relpath(d, ROOT) for d in dirs],
+           "extra_training_examples": len(extra), "analyse_s_per_case": round(t_an / len(cases), 3),
+           "rules": summarise(results["rules"]), "rules+model": summarise(results["rules+model"])}
+    for mode in ("rules", "rules+model"):
+        s = doc[mode]
+        print(f"{mode:12s} cases {s['cases']}  top-1 {s['top1']:.1%}  top-3 {s['top3']:.1%}  "
+              f"rocm {s['rocm']['top1']:.1%}/{s['rocm']['top3']:.1%}  cuda {s['cuda']['top1']:.1%}/{s['cuda']['top3']:.1%}  "
+              f"no diagnosis {s['no_diagnosis']}  none right {s['none_right']}")
+        for st, v in s["per_set"].items():
+            print(f"    {st:40s} {v['cases']:4d}  {v['top1']:.1%} / {v['top3']:.1%}")
+    if args.show_misses:
+        for r in results["rules+model"]:
+            if not r["top1"]:
+                print(f"  miss {r['set']} {r['id']}: truth {r['truth']}, got {r['predicted']}")
+    if args.md_out:
+        Path(args.md_out).write_text(markdown(doc))
+    if args.json_out:
+        doc["cases"] = {m: results[m] for m in results}
+        Path(args.json_out).write_text(json.dumps(doc, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""A learned fallback: a small linear model over the tokens of a log's error lines.
+
+Signatures know exact messages, and the vocabulary fallback (``fallback.py``) knows each layer's words; real
+logs keep inventing new wordings of the same few failures.  This model reads the same error lines as a bag of
+*shape tokens* -- numbers, hex addresses, versions and paths are replaced by their shape, while library,
+component and API names are kept (``hipErrorNoBinaryForGpu``, ``libcudnn``, ``gfx#``) -- together with the
+context the scan saw (hints such as an AMD GPU or a nightly build, the signatures that matched) and proposes a cause with a probability.
+
+It is data, not code: ``data/fallback_model.json`` holds the weights of a multinomial logistic regression
+trained by ``tools/train_fallback.py`` on the project's tuning incidents only (the file records which case
+directories and how many cases).  It is loaded lazily, the first time a text gets no decisive reading, and it
+never outranks a fact-based finding or a decisive signature (``rank.py`` decides where it may speak).  The
+classes include ``none`` (user code): when that is the model's reading, or when its best probability is under
+the calibrated ``abstain`` threshold stored with the weights, it proposes nothing.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+MODEL_PATH = Path(__file__).with_name("data") / "fallback_model.json"
+FORMAT = "gpuvet-fallback-logreg/1"
+
+# shapes: order matters (a path before its parts, a version before a number)
+_URL = re.compile(r"https?://\S+")
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+@-]+){2,}[\\/]?")
+_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{12,}\b")
+_VER = re.compile(r"\b\d+(?:\.\d+){1,3}(?:[a-z]+\d*)?(?:\+[\w.]+)?\b")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.so)?|\d+")
+_DIGITS = re.compile(r"\d+")
+_STOP = frozenset("the a an of to in on at for is are was be by and or it this that with as from not no".split())
+_KEEP_SHORT = frozenset({"no", "not"})
+
+
+def _word_shape(w: str) -> str | None:
+    lw = w.lower()
+    if lw.isdigit():
+        return None
+    if len(lw) < 2 and lw not in _KEEP_SHORT:
+        return None
+    return _DIGITS.sub("#", lw)
+
+
+def _path_tokens(p: str) -> list[str]:
+    """A path: its shape plus the names of libraries and stack directories in it (libamdhip64.so, rocm, cuda)."""
+    out = ["<path>"]
+    for part in re.split(r"[\\/]", p):
+        low = part.lower()
+        if not low:
+            continue
+        if low.startswith("lib") and ".so" in low or low.endswith((".dll", ".py", ".cu", ".cpp", ".h")):
+            stem = re.split(r"[.\-]", low)[0]
+            out.append("f:" + _DIGITS.sub("#", stem))
+        elif re.match(r"(rocm|cuda|hip|miopen|nccl|rccl|triton|torch|site-packages|dist-packages|conda|envs|"
+                      r"torch_extensions|inductor|\.cache|nvidia|amdgpu)", low):
+            out.append("d:" + _DIGITS.sub("#", re.split(r"[\-_.]\d", low)[0]))
+    return out
+
+
+def line_tokens(text: str) -> list[str]:
+    """Shape tokens of one line: unigrams and adjacent bigrams of words, plus path/version/hex shapes."""
+    toks: list[str] = []
+    text = _URL.sub(" <url> ", text)
+
+    def path_sub(m: re.Match[str]) -> str:
+        toks.extend(_path_tokens(m.group(0)))
+        return " "
+
+    text = _PATH.sub(path_sub, text)
+    if _HEX.search(text):
+        toks.append("<hex>")
+        text = _HEX.sub(" ", text)
+    if _VER.search(text):
+        toks.append("<ver>")
+        text = _VER.sub(" <ver> ", text)
+    words = [s for s in (_word_shape(w) for w in _WORD.findall(text.replace("<ver>", " ver_ "))) if s]
+    toks.extend(w for w in words if w not in _STOP)
+    toks.extend(f"{a}_{b}" for a, b in zip(words, words[1:]) if not (a in _STOP and b in _STOP))
+    return toks
+
+
+# error-looking lines that report nothing failing in the stack: collect_env's "Could not collect" fields, and
+# the complaints of the shell tools a user ran to paste a listing (``cat: /usr/local/cuda/version.json: No such
+# file or directory``)
+_NOT_ERRORS = re.compile(r"could not collect\s*$|^\s*(?:cat|ls|grep|head|tail|find|which|stat|file|readlink|"
+                         r"realpath|du|wc|sed|awk|cut|sort|cp|mv|rm|ln|mkdir|chmod|chown|touch|tee): |: command not found\s*$"
+                         # a tool's summary counts ("2 failed · 0 unknown · 25 passed", "1 failed, 3 passed")
+                         r"|\b\d+ (?:failed|errors?)\b.{0,40}\b\d+ (?:passed|unknown|skipped|warnings?)\b", re.I)
+
+
+def model_lines(error_lines: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The error lines the model reads (the last 40, without report fields that failed nothing)."""
+    return [(n, t) for n, t in error_lines if not _NOT_ERRORS.search(t)][-40:]
+
+
+def features(error_lines: Sequence[tuple[int, str]], hints: Iterable[str] = (),
+             signatures: Iterable[str] = ()) -> dict[str, float]:
+    """The model's input: a binary bag of shape tokens of the (last) error lines, with the context around
+    them as tokens of their own (``h:`` hints, ``s:`` matched signature ids).  The last error line, usually
+    the exception that matters, also adds ``last:`` tokens.  Failed checks are no input: a fact is ranked
+    by its own rule, and as tokens they taught the model co-occurrences, not causes (and added nothing in
+    cross-validation)."""
+    feats: dict[str, float] = {}
+    lines = model_lines(error_lines)
+    for i, (_n, text) in enumerate(lines):
+        for t in line_tokens(text[:400]):
+            feats[t] = 1.0
+        if i == len(lines) - 1:
+            for t in line_tokens(text[:400]):
+                if "_" not in t or t.startswith("f:"):
+                    feats["last:" + t] = 1.0
+    for h in hints:
+        feats["h:" + h] = 1.0
+    for s in signatures:
+        feats["s:" + s] = 1.0
+    if not lines:
+        feats["<no-error-lines>"] = 1.0
+    return feats
+
+
+@dataclass(frozen=True)
+class Reading:
+    cause: str
+    probability: float
+    terms: tuple[str, ...]  # the tokens that weighed most for it
+    anchor: float = 0.0  # the weight the error lines' own tokens give it (context tokens h:/s: excluded)
+
+
+CONTEXT_PREFIXES = ("h:", "s:")
+
+
+class Model:
+    """Multinomial logistic regression over sparse binary features."""
+
+    def __init__(self, doc: dict[str, Any]):
+        if doc.get("format") != FORMAT:
+            raise ValueError(f"not a {FORMAT} model")
+        self.classes: list[str] = list(doc["classes"])
+        self.bias: list[float] = [float(b) for b in doc["bias"]]
+        # token -> {class index: weight}
+        self.weights: dict[str, dict[int, float]] = {
+            t: {int(k): float(v) for k, v in row.items()} for t, row in doc["weights"].items()}
+        self.abstain = float(doc.get("abstain", 0.5))
+        self.components: dict[str, str] = dict(doc.get("components", {}))  # cause -> its usual layer
+        self.meta: dict[str, Any] = dict(doc.get("trained_on", {}))
+
+    def scores(self, feats: dict[str, float]) -> list[float]:
+        z = list(self.bias)
+        for t, v in feats.items():
+            row = self.weights.get(t)
+            if row:
+                for k, w in row.items():
+                    z[k] += w * v
+        return z
+
+    def probabilities(self, feats: dict[str, float]) -> dict[str, float]:
+        z = self.scores(feats)
+        m = max(z)
+        e = [math.exp(x - m) for x in z]
+        s = sum(e)
+        return {c: e[i] / s for i, c in enumerate(self.classes)}
+
+    def read(self, feats: dict[str, float], limit: int = 3) -> list[Reading]:
+        probs = self.probabilities(feats)
+        out = []
+        for cause, p in sorted(probs.items(), key=lambda kv: -kv[1])[:limit]:
+            k = self.classes.index(cause)
+            contrib = sorted(((self.weights.get(t, {}).get(k, 0.0) * v, t) for t, v in feats.items()), reverse=True)
+            terms = tuple(t for w, t in contrib[:4] if w > 0)
+            anchor = sum(w for w, t in contrib if not t.startswith(CONTEXT_PREFIXES))
+            out.append(Reading(cause, p, terms, anchor))
+        return out
+
+
+@lru_cache(maxsize=4)
+def load(path: str | None = None) -> Model | None:
+    """The shipped model (cached); None when the file is absent or unreadable (the fallback then stays the
+    vocabulary one)."""
+    p = Path(path) if path else MODEL_PATH
+    try:
+        return Model(json.loads(p.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
