@@ -174,9 +174,9 @@ def _parse_smi_q(text: str, source: str) -> list[Row]:
         elif cur is not None and line.strip() and ":" not in line:
             section = line.strip()
     out = _user_driver(source, driver, cuda)
-    for idx, g in enumerate(gpus):
-        if g.get("name"):
-            out.append(_gpu(source, idx, g["name"], g.get("memory_mib"), g.get("pci_bus"), g.get("cc")))
+    for idx, gpu in enumerate(gpus):
+        if gpu.get("name"):
+            out.append(_gpu(source, idx, gpu["name"], gpu.get("memory_mib"), gpu.get("pci_bus"), gpu.get("cc")))
     return out
 
 

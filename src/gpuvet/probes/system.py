@@ -357,12 +357,12 @@ def _collect(proc: subprocess.Popen, timeout: float, cap: int) -> tuple[bytes, b
     import time
 
     deadline = time.monotonic() + timeout
-    bufs = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+    out, err = bytearray(), bytearray()
     sel = selectors.DefaultSelector()
-    for f in bufs:
+    for f, into in ((proc.stdout, out), (proc.stderr, err)):
         if f is not None:
             os.set_blocking(f.fileno(), False)
-            sel.register(f, selectors.EVENT_READ)
+            sel.register(f, selectors.EVENT_READ, into)
     status = "ok"
     drain_until: float | None = None
     try:
@@ -377,17 +377,16 @@ def _collect(proc: subprocess.Popen, timeout: float, cap: int) -> tuple[bytes, b
             if drain_until is not None and now > drain_until:
                 break
             for key, _ in sel.select(min(left, 0.05 if drain_until else 0.25)):
-                f = key.fileobj
                 try:
-                    chunk = os.read(f.fileno(), 65536)  # type: ignore[union-attr]
+                    chunk = os.read(key.fd, 65536)
                 except BlockingIOError:
                     continue
                 except OSError:
                     chunk = b""
                 if not chunk:
-                    sel.unregister(f)
+                    sel.unregister(key.fileobj)
                     continue
-                buf = bufs[f]  # type: ignore[index]
+                buf: bytearray = key.data
                 buf += chunk
                 if len(buf) > cap:
                     del buf[cap:]
@@ -402,7 +401,7 @@ def _collect(proc: subprocess.Popen, timeout: float, cap: int) -> tuple[bytes, b
                 status = "timeout"
     finally:
         sel.close()
-    return bytes(bufs[proc.stdout]), bytes(bufs[proc.stderr]), status
+    return bytes(out), bytes(err), status
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
