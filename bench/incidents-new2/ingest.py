@@ -192,12 +192,21 @@ def stats(dest: Path = HERE) -> str:
     return "\n".join(out)
 
 
+def _block(text: str, name: str, body: str) -> str:
+    return re.sub(rf"(<!-- {name} -->\n).*?(<!-- /{name} -->)", lambda m: m.group(1) + body + m.group(2),
+                  text, flags=re.S)
+
+
 def write_stats(dest: Path = HERE) -> None:
+    """Refresh README.md: the count tables, and each collector's query log (batches/queries-r.txt, -c.txt)."""
     readme = dest / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    new = re.sub(r"(<!-- stats -->\n).*?(<!-- /stats -->)", lambda m: m.group(1) + stats(dest) + "\n" + m.group(2),
-                 text, flags=re.S)
-    readme.write_text(new, encoding="utf-8")
+    text = _block(readme.read_text(encoding="utf-8"), "stats", stats(dest) + "\n")
+    for tag in TAGS:
+        log = dest / "batches" / f"queries-{tag}.txt"
+        qs = [q.strip() for q in log.read_text(encoding="utf-8").splitlines() if q.strip()] if log.is_file() else []
+        body = "".join(f"- {q}\n" for q in qs) + (f"\n{len(qs)} queries.\n" if qs else "")
+        text = _block(text, f"queries-{tag}", body)
+    readme.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:
