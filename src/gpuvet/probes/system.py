@@ -244,6 +244,20 @@ class System:
         except OSError:
             return []
 
+    def list_some(self, path: str, limit: int) -> tuple[list[str], bool]:
+        """At most ``limit`` names of a directory, in the filesystem's order (no full listing of a huge cache
+        directory), and whether they are all of them."""
+        out: list[str] = []
+        try:
+            with os.scandir(self._p(path)) as it:
+                for e in it:
+                    if len(out) >= limit:
+                        return out, False
+                    out.append(e.name)
+        except OSError:
+            return out, False
+        return out, True
+
     def glob(self, pattern: str) -> list[str]:
         base = self._p(pattern)
         hits = sorted(_glob.glob(base))
@@ -524,6 +538,10 @@ class FakeSystem(System):
         prefix = path.rstrip("/") + "/"
         names = {p[len(prefix):].split("/")[0] for p in self.files if p.startswith(prefix)}
         return sorted(n for n in names if n)
+
+    def list_some(self, path: str, limit: int) -> tuple[list[str], bool]:
+        names = self.listdir(path)
+        return names[:limit], len(names) <= limit
 
     def glob(self, pattern: str) -> list[str]:
         cands = set(self.files) | self._dirs()
