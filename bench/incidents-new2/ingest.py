@@ -66,7 +66,14 @@ URL_RE = re.compile(r"https?://[^\s\"'<>)\]]+")
 # one GitHub thread can be cited under renamed orgs/repos (RadeonOpenCompute/ROCm -> ROCm/ROCm ->
 # ROCm/legacy-rocm-build, ROCmSoftwarePlatform/*, ROCm-Developer-Tools/* -> ROCm/*) and as issues/N or pull/N
 _ALIASES = (("radeonopencompute/rocm/", "rocm/legacy-rocm-build/"), ("/rocm/rocm/", "/rocm/legacy-rocm-build/"),
-            ("rocmsoftwareplatform/", "rocm/"), ("rocm-developer-tools/", "rocm/"), ("radeonopencompute/", "rocm/"))
+            ("rocmsoftwareplatform/", "rocm/"), ("rocm-developer-tools/", "rocm/"), ("radeonopencompute/", "rocm/"),
+            # and the non-AMD projects that moved (old name -> the name GitHub redirects to)
+            ("/microsoft/deepspeed/", "/deepspeedai/deepspeed/"),
+            ("/microsoft/deepspeedexamples/", "/deepspeedai/deepspeedexamples/"),
+            ("/openai/triton/", "/triton-lang/triton/"), ("/ggerganov/llama.cpp/", "/ggml-org/llama.cpp/"),
+            ("/ggerganov/whisper.cpp/", "/ggml-org/whisper.cpp/"), ("/jmorganca/ollama/", "/ollama/ollama/"),
+            ("/timdettmers/bitsandbytes/", "/bitsandbytes-foundation/bitsandbytes/"), ("/google/jax/", "/jax-ml/jax/"),
+            ("/hazyresearch/flash-attention/", "/dao-ailab/flash-attention/"))
 
 
 def thread_key(url: str) -> str:
@@ -185,12 +192,21 @@ def stats(dest: Path = HERE) -> str:
     return "\n".join(out)
 
 
+def _block(text: str, name: str, body: str) -> str:
+    return re.sub(rf"(<!-- {name} -->\n).*?(<!-- /{name} -->)", lambda m: m.group(1) + body + m.group(2),
+                  text, flags=re.S)
+
+
 def write_stats(dest: Path = HERE) -> None:
+    """Refresh README.md: the count tables, and each collector's query log (batches/queries-r.txt, -c.txt)."""
     readme = dest / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    new = re.sub(r"(<!-- stats -->\n).*?(\n<!-- /stats -->)", lambda m: m.group(1) + stats(dest) + m.group(2),
-                 text, flags=re.S)
-    readme.write_text(new, encoding="utf-8")
+    text = _block(readme.read_text(encoding="utf-8"), "stats", stats(dest) + "\n")
+    for tag in TAGS:
+        log = dest / "batches" / f"queries-{tag}.txt"
+        qs = [q.strip() for q in log.read_text(encoding="utf-8").splitlines() if q.strip()] if log.is_file() else []
+        body = "".join(f"- {q}\n" for q in qs) + (f"\n{len(qs)} queries.\n" if qs else "")
+        text = _block(text, f"queries-{tag}", body)
+    readme.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str]) -> int:
