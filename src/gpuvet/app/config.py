@@ -115,7 +115,8 @@ def find(cwd: str, environ: Mapping[str, str]) -> tuple[str | None, dict[str, An
                 continue  # no [tool.gpuvet] can be in it: not parsed (check's start-up)
             doc = _load_toml(p)
             if name == "pyproject.toml":
-                tool = doc.get("tool") if isinstance(doc.get("tool"), dict) else {}
+                found = doc.get("tool")
+                tool = found if isinstance(found, dict) else {}
                 if "gpuvet" not in tool:
                     continue
                 table = tool["gpuvet"]
