@@ -99,7 +99,7 @@ def test_recommend_on_h200_facts_names_the_installed_build():
 
 
 def test_recommend_live_with_fake_system():
-    from gpuvet.probes.system import FakeSystem
+    from fakes import FakeSystem
 
     r = run_cli(["recommend", "--format", "json"], system=FakeSystem())
     assert r.code in (0, 1)

@@ -66,7 +66,14 @@ URL_RE = re.compile(r"https?://[^\s\"'<>)\]]+")
 # one GitHub thread can be cited under renamed orgs/repos (RadeonOpenCompute/ROCm -> ROCm/ROCm ->
 # ROCm/legacy-rocm-build, ROCmSoftwarePlatform/*, ROCm-Developer-Tools/* -> ROCm/*) and as issues/N or pull/N
 _ALIASES = (("radeonopencompute/rocm/", "rocm/legacy-rocm-build/"), ("/rocm/rocm/", "/rocm/legacy-rocm-build/"),
-            ("rocmsoftwareplatform/", "rocm/"), ("rocm-developer-tools/", "rocm/"), ("radeonopencompute/", "rocm/"))
+            ("rocmsoftwareplatform/", "rocm/"), ("rocm-developer-tools/", "rocm/"), ("radeonopencompute/", "rocm/"),
+            # and the non-AMD projects that moved (old name -> the name GitHub redirects to)
+            ("/microsoft/deepspeed/", "/deepspeedai/deepspeed/"),
+            ("/microsoft/deepspeedexamples/", "/deepspeedai/deepspeedexamples/"),
+            ("/openai/triton/", "/triton-lang/triton/"), ("/ggerganov/llama.cpp/", "/ggml-org/llama.cpp/"),
+            ("/ggerganov/whisper.cpp/", "/ggml-org/whisper.cpp/"), ("/jmorganca/ollama/", "/ollama/ollama/"),
+            ("/timdettmers/bitsandbytes/", "/bitsandbytes-foundation/bitsandbytes/"), ("/google/jax/", "/jax-ml/jax/"),
+            ("/hazyresearch/flash-attention/", "/dao-ailab/flash-attention/"))
 
 
 def thread_key(url: str) -> str:
