@@ -35,6 +35,8 @@ from typing import Any, Callable, Sequence
 
 from gpuvet.model.redact import MASK, is_secret_name, redact_argv, redact_env, redact_text
 
+from gpuvet.probes.system import System
+
 from .env import Environment
 
 DEFAULT_LOG_CAP = 8 * 1024 * 1024  # bytes of output.log: the first half and the last half kept
@@ -80,7 +82,7 @@ class MiddleScan:
     prints are kept, bounded.  Line numbers are grep's (1 = the middle's first line).  Should grep fall behind,
     a queued block is replaced by its newlines, so the numbering stays right."""
 
-    def __init__(self, grep: str, patterns: Sequence[str]):
+    def __init__(self, grep: str, patterns: Sequence[str], system: System | None = None):
         import tempfile
 
         fd, self.pfile = tempfile.mkstemp(prefix="gpuvet-patterns-", suffix=".txt")  # 0600, unpredictable
@@ -93,9 +95,8 @@ class MiddleScan:
         self._q: deque[bytes | None] = deque()
         self._queued = 0
         self._cond = threading.Condition()
-        self.proc = subprocess.Popen([grep, "-a", "-n", "-E", "-f", self.pfile], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=dict(os.environ, LC_ALL="C"), start_new_session=True)
+        self.proc = (system or System()).spawn([grep, "-a", "-n", "-E", "-f", self.pfile], {"LC_ALL": "C"},
+                                               stdin_pipe=True, new_session=True)
         self._threads = [threading.Thread(target=self._write, daemon=True),
                          threading.Thread(target=self._read, daemon=True)]
         for t in self._threads:
@@ -446,16 +447,17 @@ class _Forwarder:
 
 def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sink, timeout: float | None,
               on_hang: Callable[[int], str] | None = None, log_cap: int = DEFAULT_LOG_CAP,
-              grace: float = GRACE_S, middle: Callable[[], MiddleScan | None] | None = None) -> Outcome:
-    """Run ``argv``; pass its output to ``out``/``err``; capture it; return how it ended."""
+              grace: float = GRACE_S, middle: Callable[[], MiddleScan | None] | None = None,
+              system: System | None = None) -> Outcome:
+    """Run ``argv`` (through ``system``, the machine by default); pass its output to ``out``/``err``;
+    capture it; return how it ended."""
     oc = Outcome(list(argv))
     cap = Capture(log_cap)
     oc.capture = cap
     t0 = time.monotonic()
     with _Forwarder(grace) as fwd:
         try:
-            proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=env_vars, start_new_session=True)
+            proc = (system or System()).spawn(argv, environ=env_vars, stderr_pipe=True, new_session=True)
         except (OSError, ValueError) as exc:
             oc.started_error = getattr(exc, "strerror", None) or str(exc)
             return oc
@@ -686,12 +688,12 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
             return None
         from gpuvet.logs.extract import PREFILTER_PATTERNS
 
-        return MiddleScan(grep, list(load_catalog().patterns()) + list(PREFILTER_PATTERNS))
+        return MiddleScan(grep, list(load_catalog().patterns()) + list(PREFILTER_PATTERNS), system)
 
     def hang(pid: int) -> str:
         return native_backtrace(system, pid)
 
-    oc = run_child(opts.argv, child_env, out, err, opts.timeout, hang, opts.log_cap, opts.grace, middle)
+    oc = run_child(opts.argv, child_env, out, err, opts.timeout, hang, opts.log_cap, opts.grace, middle, system)
     res = RunResult(oc.exit_status, oc)
     if oc.started_error is not None:
         err.text(redact_text(f"gpuvet: cannot run {opts.argv[0]}: {oc.started_error}\n"))
@@ -717,7 +719,7 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
         err.text(f"gpuvet: {oc.describe()}; re-running with debug switches: "
                  f"{' '.join(f'{k}={v}' for k, v in DEBUG_ENV.items())}\n")
         debug_oc = run_child(opts.argv, dict(child_env, **DEBUG_ENV), out, err, opts.timeout, hang, opts.log_cap,
-                             opts.grace, middle)
+                             opts.grace, middle, system)
         if debug_oc.capture is not None:
             write_private(bdir, "debug-output.log", redacted_log(debug_oc.capture.log_bytes()))
     try:

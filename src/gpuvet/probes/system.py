@@ -208,13 +208,19 @@ class System:
             pending.done.wait(timeout + 2)
         return pending.result or CommandResult(tuple(argv), None, error="timeout")
 
-    def spawn(self, argv: Sequence[str], extra_env: Mapping[str, str] | None = None) -> subprocess.Popen:
-        """Start a long-running reader (e.g. ``grep`` over a large log) whose stdout the caller streams;
-        stdin and stderr are closed.  The caller waits for it or kills it.  Raises OSError."""
-        env = dict(self.environ)
+    def spawn(self, argv: Sequence[str], extra_env: Mapping[str, str] | None = None, *,
+              environ: Mapping[str, str] | None = None, stdin_pipe: bool = False, stderr_pipe: bool = False,
+              new_session: bool = False) -> subprocess.Popen:
+        """Start a long-running process whose stdout the caller streams (``grep`` over a large log, the
+        command ``gpuvet run`` supervises); stdin and stderr are closed unless asked for as pipes.  Its
+        environment: ``environ`` (default this System's) plus ``extra_env``; ``new_session``: its own
+        process group, so the caller can signal all of it.  The caller waits for it or kills it.  Raises
+        OSError (or ValueError)."""
+        env = dict(self.environ if environ is None else environ)
         env.update(extra_env or {})
-        return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env=env)
+        return subprocess.Popen(list(argv), stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE if stderr_pipe else subprocess.DEVNULL,
+                                env=env, start_new_session=new_session)
 
     def _run(self, argv: tuple[str, ...], timeout: float) -> CommandResult:
         exe = argv[0] if os.sep in argv[0] else self.which(argv[0])
@@ -279,6 +285,20 @@ class System:
             return sorted(os.listdir(self._p(path)))
         except OSError:
             return []
+
+    def list_some(self, path: str, limit: int) -> tuple[list[str], bool]:
+        """At most ``limit`` names of a directory, in the filesystem's order (no full listing of a huge cache
+        directory), and whether they are all of them."""
+        out: list[str] = []
+        try:
+            with os.scandir(self._p(path)) as it:
+                for e in it:
+                    if len(out) >= limit:
+                        return out, False
+                    out.append(e.name)
+        except OSError:
+            return out, False
+        return out, True
 
     def glob(self, pattern: str) -> list[str]:
         base = self._p(pattern)
