@@ -90,7 +90,7 @@ def _report(*fixes):
 
 def test_show_fixes_and_fix_apply_only_safe_pip_steps():
     from gpuvet.app import fixes
-    from gpuvet.probes.system import FakeSystem
+    from fakes import FakeSystem
 
     rep = _report(Fix("install triton 3.7.1", Applicability.SAFE, "/venv/bin/python -m pip install triton==3.7.1"),
                   Fix("export it", Applicability.SAFE, "export HSA_OVERRIDE_GFX_VERSION=10.3.0"),

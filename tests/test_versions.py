@@ -27,7 +27,7 @@ from gpuvet.model.versions import (
 )
 from gpuvet.probes import framework
 from gpuvet.probes.pasted import parse_report
-from gpuvet.probes.system import FakeSystem
+from fakes import FakeSystem
 
 NGC = "2.6.0a0+ecf3bae40a.nv25.01"  # torch in NVIDIA's NGC PyTorch 25.01 container: built from a commit
 

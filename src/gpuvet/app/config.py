@@ -73,7 +73,8 @@ def find(cwd: str, environ: Mapping[str, str]) -> tuple[str | None, dict[str, An
                 continue
             doc = _load_toml(p)
             if name == "pyproject.toml":
-                tool = doc.get("tool") if isinstance(doc.get("tool"), dict) else {}
+                found = doc.get("tool")
+                tool = found if isinstance(found, dict) else {}
                 if "gpuvet" not in tool:
                     continue
                 table = tool["gpuvet"]

@@ -149,9 +149,9 @@ def _run_one(chk: Check, ctx: Context) -> Iterable[Finding]:
         if ctx.facts.origin == "pasted" and not _DECIDED_BY_FACTS.search(skips[0].reason):
             # pasted text is partial: "no hipcc" there means the text does not show one, never "not
             # installed", and is not a pass either; the renderer says what to paste (Finding.missing)
-            absent = _absent_tables(chk, ctx.facts, skips[0].reason)
+            not_shown = _absent_tables(chk, ctx.facts, skips[0].reason)
             yield _finding(chk, Outcome.UNKNOWN, f"could not check: not in the pasted text ({skips[0].reason})",
-                           missing=absent)
+                           missing=not_shown)
             return
         yield _finding(chk, Outcome.SKIPPED, skips[0].reason)
         return

@@ -80,7 +80,7 @@ FIFO_WAIT_S = 10.0  # how long a FIFO / character device may stay silent before 
 BLANK_SCAN = 64 * 1024 * 1024  # how much leading blank space is read looking for text
 
 
-def open_input(path: str, what: str = "input", st: os.stat_result | None = None):
+def open_input(path: str, what: str = "input", st: os.stat_result | None = None) -> IO[bytes]:
     """A binary file object for ``path``.  A FIFO or character device is opened without blocking and
     waited on for at most ``FIFO_WAIT_S`` (``GPUVET_FIFO_WAIT``): one with no writer is refused, never
     waited on forever."""
@@ -107,7 +107,7 @@ def open_input(path: str, what: str = "input", st: os.stat_result | None = None)
         raise
 
 
-def _blank_prefix(fh, first: bytes) -> bytes:
+def _blank_prefix(fh: IO[bytes], first: bytes) -> bytes:
     """``first`` plus what follows while it is all blank (bounded): the text's first non-blank bytes, or b""."""
     head = first
     while not head.strip() and len(head) < BLANK_SCAN:  # past that much blank space the scan decides
@@ -167,7 +167,7 @@ def open_log_stdin(env: Environment) -> Peek:
     return open_log_stream(stream, "<stdin>")
 
 
-def open_log_stream(stream, name: str) -> Peek:
+def open_log_stream(stream: IO[bytes], name: str) -> Peek:
     """A binary stream (stdin, a FIFO) as a log, refused early when it is empty (blank) or binary."""
     try:
         first = stream.read(8192) or b""

@@ -476,7 +476,11 @@ def gpu_library_shadowed_copy(ctx: Context) -> Iterable:
             continue
         subs = [r for r in sel if str(r.get("name") or "").startswith(f"{s.get('name')}_")]
         seen: set[str] = set()
-        olist = [o for o in others if not (o.get("path") in seen or seen.add(o.get("path")))]
+        olist: list[Row] = []
+        for o in others:  # one per path
+            if o.get("path") not in seen:
+                seen.add(o.get("path"))
+                olist.append(o)
         where = "; ".join(f"{o.get('version') or '?'} at {o.get('path')} ({o.get('origin') or '?'})"
                           + (f", loaded only with {wins[o.get('path')]}" if o.get("path") in wins else "")
                           for o in olist)
@@ -810,8 +814,8 @@ def python_outside_build_range(ctx: Context):
         yield Unknown(f"cannot compare Python {py}")
         return
     if not lo <= have <= hi:
-        older = [r for r in q.torch_releases(ctx.kb) if r.python_min and r.python_max
-                 and q.minor_of(r.python_min) <= have <= q.minor_of(r.python_max)]
+        older = [r for r in q.torch_releases(ctx.kb)
+                 if (r_lo := q.minor_of(r.python_min)) and (r_hi := q.minor_of(r.python_max)) and r_lo <= have <= r_hi]
         fixes = [fix(f"use Python {release.python_min}..{release.python_max} for torch {release.version}")]
         if older:
             fixes.append(fix(f"or torch {older[0].latest}, the newest release with wheels for Python {have[0]}.{have[1]}",
@@ -856,9 +860,10 @@ def _issue_matches(ctx: Context, issue: dict[str, Any], version: str, variant: s
         if ctx.facts.status("gpu_devices") in ("missing", "error"):
             return None, why
         archs = {gpu_arch(g, ctx.kb) for g in gpus}
-        if None in archs:
+        known = {a for a in archs if a is not None}
+        if len(known) < len(archs):
             return None, why
-        hit = archs & set(when["gpu_arch"])
+        hit = known & set(when["gpu_arch"])
         if not hit:
             return False, why
         why.append(f"GPU {', '.join(sorted(hit))}")
@@ -971,7 +976,7 @@ def gpu_library_mixed_releases(ctx: Context) -> Iterable:
         fams.setdefault(r.get("family") or r.get("name"), []).append(r)
     checked = 0
     for fam, rows in sorted(fams.items()):
-        vers = {}
+        vers: dict[tuple[int, ...], list[Row]] = {}
         for r in rows:
             v = _vnums(r.get("version"), 2)
             if v is not None:

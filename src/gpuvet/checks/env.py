@@ -155,7 +155,7 @@ VISIBLE_VARS = {
 }
 
 
-def _host_env(ctx: Context) -> dict[str, tuple[str, object]]:
+def _host_env(ctx: Context) -> dict[str, tuple[str, Row]]:
     return {r.get("name"): (r.get("value", ""), r) for r in ctx.facts.table("env_vars")}
 
 
@@ -351,9 +351,10 @@ def build_arch_list_misses_gpu(ctx: Context) -> Iterable:
         for g in gpus:
             if g.get("vendor") != "amd":
                 continue
-            arch = gpu_arch(g, ctx.kb)
-            if not arch:
+            gfx = gpu_arch(g, ctx.kb)
+            if not gfx:
                 continue
+            arch = gfx
             if arch in listed:
                 yield Pass(f"PYTORCH_ROCM_ARCH lists {arch}")
                 continue

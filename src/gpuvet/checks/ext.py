@@ -355,9 +355,10 @@ def extension_lacks_gpu_arch(ctx: Context) -> Iterable:
                                    "the device'; the framework's own targets do not help an extension.",
                                evidence=evidence, fixes=_rebuild(e, arch_env))
         else:
-            for g, arch in amd:
-                if not arch:
+            for g, known in amd:
+                if not known:
                     continue
+                arch = known
                 checked += 1
                 if arch in targets:
                     continue

@@ -256,8 +256,8 @@ def runs_on(gpu_arch: str, targets: Iterable[str], ptx: Iterable[str] = ()) -> b
             return True
         if s[2] == "" and s[0] == g[0] and s[1] <= g[1]:
             return True
-    for p in ptx:
-        s = _sm(p)
+    for code in ptx:
+        s = _sm(code)
         if s and (s[0], s[1]) <= (g[0], g[1]):
             return True
     return False

@@ -25,7 +25,7 @@ import functools
 import os
 import re
 import threading
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 MASK = "***"
 MIN_ENV_SECRET = 8  # shorter values of secret variables ("1", "true", "x11") are not masked everywhere
@@ -169,7 +169,7 @@ def _lower(text: str) -> str:
     return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
 
 
-def _gated(text: str, triggers: tuple[str, ...], fn, lower: bool = True) -> str:
+def _gated(text: str, triggers: tuple[str, ...], fn: Callable[[str], str], lower: bool = True) -> str:
     """``fn`` applied to the lines of ``text`` that hold a trigger word (to all of a short text that holds
     one): the slower patterns never run over lines that cannot match."""
     hay = _lower(text) if lower else text

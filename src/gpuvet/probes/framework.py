@@ -49,7 +49,7 @@ def _version_py_values(text: str) -> dict[str, object]:
                 target, value = node.targets[0], node.value
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 target, value = node.target, node.value
-            if isinstance(target, ast.Name) and target.id in _ASSIGN_KEYS:
+            if isinstance(target, ast.Name) and value is not None and target.id in _ASSIGN_KEYS:
                 try:
                     out[_ASSIGN_KEYS[target.id]] = ast.literal_eval(value)
                 except (ValueError, SyntaxError):
@@ -66,15 +66,17 @@ def _version_py_values(text: str) -> dict[str, object]:
     return out
 
 
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def parse_torch_version_py(text: str, source: str, path: str = "") -> list[Row]:
     """torch/version.py (or its pasted text) -> one framework_builds row (targets not yet known)."""
     vals = _version_py_values(text)
     version = vals.get("version")
     if not isinstance(version, str) or not version:
         return []
-    cuda = vals.get("cuda") if isinstance(vals.get("cuda"), str) else None
-    hip = vals.get("hip") if isinstance(vals.get("hip"), str) else None
-    xpu = vals.get("xpu") if isinstance(vals.get("xpu"), str) else None
+    cuda, hip, xpu = (_str_or_none(vals.get(k)) for k in ("cuda", "hip", "xpu"))
     return [row("framework_builds", source, name="torch", version=version, cuda=cuda or "",
                 hip=hip or "", debug=bool(vals.get("debug", False)),
                 git_version=str(vals.get("git_version") or ""), channel=channel_of(version),

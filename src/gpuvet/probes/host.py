@@ -59,12 +59,8 @@ def parse_os_release(text: str) -> dict[str, str]:
 def probe_os(system: System) -> list[Row]:
     rel = parse_os_release(system.read_text("/etc/os-release") or "")
     kernel = (system.read_text("/proc/sys/kernel/osrelease") or "").strip() or system.uname()[1]
-    glibc = ""
-    try:
-        v = os.confstr("CS_GNU_LIBC_VERSION") or ""
-        glibc = v.split()[-1] if v.startswith("glibc") else ""
-    except (ValueError, OSError, AttributeError):
-        pass
+    v = system.libc_version()
+    glibc = v.split()[-1] if v.startswith("glibc") else ""
     return [row("os_info", "/etc/os-release", name=rel.get("PRETTY_NAME") or rel.get("NAME") or system.uname()[0],
                 kernel=kernel, arch=system.uname()[2], glibc=glibc, python=system.python_version())]
 

@@ -41,7 +41,7 @@ import os
 import re
 import struct
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from gpuvet.model import Row, row
 from gpuvet.model.versions import normalise_name
@@ -222,7 +222,7 @@ def own_rpath(info: elf.ElfInfo, requester: str) -> tuple[str, ...]:
     return tuple(expand(d, origin, info.machine) for d in info.rpath if d)
 
 
-def search_path(info: elf.ElfInfo, requester: str, environ: dict | None, machine: str,
+def search_path(info: elf.ElfInfo, requester: str, environ: Mapping[str, str] | None, machine: str,
                 chain: Sequence[str] = ()) -> list[tuple[str, str]]:
     """(via, directory) in the order the loader tries them (before the cache).  ``chain``: the RPATH
     directories of the objects that loaded ``requester``, searched after its own when it has no RUNPATH."""
@@ -390,7 +390,7 @@ def file_version_from(system: System, path: str, soname: str) -> tuple[str, str]
     return best, name
 
 
-def origin_of(path: str, framework_dir: str, environ: dict | None, pip_owner: tuple[str, str] | None) -> str:
+def origin_of(path: str, framework_dir: str, environ: Mapping[str, str] | None, pip_owner: tuple[str, str] | None) -> str:
     norm = os.path.normpath(path)
     if framework_dir and norm.startswith(os.path.normpath(framework_dir) + os.sep):
         return "framework-bundled"
