@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import run_cli
-from gpuvet.probes.system import FakeSystem
+from fakes import FakeSystem
 
 PY = sys.executable
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
