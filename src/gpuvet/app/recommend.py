@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuvet.checks.gpu import gpu_arch
 from gpuvet.kb import query as q
-from gpuvet.model import Facts, Report
+from gpuvet.model import Facts, Report, ReportExtra
 
 
 @dataclass
@@ -131,7 +131,7 @@ def install_command(release: q.TorchRelease, variant: q.Variant) -> str:
     return "pip install " + " ".join(pkgs) + f" --index-url {variant.index_url}"
 
 
-def recommend(facts: Facts, kb: Any, limit: int = 5) -> dict[str, Any]:
+def recommend(facts: Facts, kb: Any, limit: int = 5) -> ReportExtra:
     """The newest fitting build, other fitting builds (newest per release), and the newer ones skipped."""
     m = machine_of(facts, kb)
     notes: list[str] = []

@@ -190,7 +190,9 @@ def write_bundle(path: str, report: Report, now: dict[str, Any], raw: dict[str, 
 
 
 def report_for_json(report: Report) -> Report:
-    return replace(report, command="check", extra={k: v for k, v in report.extra.items() if not k.startswith("_")})
+    extra = report.extra.copy()
+    extra.pop("_raw_commands", None)  # the one private key (ReportExtra): never rendered
+    return replace(report, command="check", extra=extra)
 
 
 def _safe(name: str) -> str:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from gpuvet.model.redact import MASK, is_secret_name, redact_argv, redact_env, redact_text
+from gpuvet.probes.system import System
 
 from .env import Environment
 
@@ -102,7 +103,7 @@ class MiddleScan:
     behind by more than ``MIDDLE_QUEUE`` bytes, a queued block is replaced by its newlines, so the numbering
     stays right."""
 
-    def __init__(self, grep: str, patterns: Sequence[str]):
+    def __init__(self, grep: str, patterns: Sequence[str], system: System | None = None):
         import tempfile
 
         fd, self.pfile = tempfile.mkstemp(prefix="gpuvet-patterns-", suffix=".txt")  # 0600, unpredictable
@@ -121,10 +122,9 @@ class MiddleScan:
         self.in_open = True
         self.out_open = True
         try:
-            self.proc = subprocess.Popen([grep, "-a", "-n", "-E", "-f", self.pfile], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                         env=dict(os.environ, LC_ALL="C"), start_new_session=True)
-        except OSError:
+            self.proc = (system or System()).spawn([grep, "-a", "-n", "-E", "-f", self.pfile], {"LC_ALL": "C"},
+                                                   stdin_pipe=True, new_session=True)
+        except (OSError, ValueError):
             self._unlink()
             raise
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -670,17 +670,18 @@ def _child_stdin(stdin: Any) -> Any:
 def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sink, timeout: float | None,
               on_hang: Callable[[int], str] | None = None, log_cap: int = DEFAULT_LOG_CAP,
               grace: float = GRACE_S, middle: Callable[[], MiddleScan | None] | None = None,
-              stdin: Any = None) -> Outcome:
-    """Run ``argv``; pass its output to ``out``/``err``; capture it; return how it ended.  ``stdin``: the
-    stream the child reads (gpuvet's own; /dev/null when it has no file descriptor)."""
+              stdin: Any = None, system: System | None = None) -> Outcome:
+    """Run ``argv`` (through ``system``, the machine by default); pass its output to ``out``/``err``; capture
+    it; return how it ended.  ``stdin``: the stream the child reads (gpuvet's own; /dev/null when it has no
+    file descriptor)."""
     oc = Outcome(list(argv))
     cap = Capture(log_cap)
     oc.capture = cap
     t0 = time.monotonic()
     with _Forwarder(grace) as fwd:
         try:
-            proc = subprocess.Popen(list(argv), stdin=_child_stdin(stdin), stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=env_vars, start_new_session=True)
+            proc = (system or System()).spawn(argv, environ=env_vars, stdin=_child_stdin(stdin), stderr_pipe=True,
+                                              new_session=True)
         except (OSError, ValueError) as exc:
             oc.started_error = getattr(exc, "strerror", None) or str(exc)
             return oc
@@ -866,6 +867,7 @@ class RunResult:
 def run(opts: RunOptions, env: Environment) -> RunResult:
     """The run use case: supervise, pass through, and on failure diagnose and write the bundle.  Messages
     for the user go to ``env.stderr`` (if it is open); the result's ``exit_status`` is the child's."""
+    system = env.system()
     out, err = Sink(env.stdout), Sink(env.stderr)
     child_env = dict(env.environ)
 
@@ -875,13 +877,13 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
         grep = shutil.which("grep", path=env.environ.get("PATH") or os.defpath)
         if not grep:
             return None
-        return MiddleScan(grep, middle_patterns())
+        return MiddleScan(grep, middle_patterns(), system)
 
     def hang(pid: int) -> str:
-        return native_backtrace(env.system(), pid)
+        return native_backtrace(system, pid)
 
     oc = run_child(opts.argv, child_env, out, err, opts.timeout, hang, opts.log_cap, opts.grace, middle,
-                   stdin=env.stdin)
+                   stdin=env.stdin, system=system)
     res = RunResult(oc.exit_status, oc)
     if oc.started_error is not None:
         err.text(redact_text(f"gpuvet: cannot run {opts.argv[0]}: {oc.started_error}\n"))
@@ -900,7 +902,6 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
     if note:
         err.text(redact_text(f"gpuvet: {note}; the crash bundle goes to {bdir}\n"))
     res.bundle = bdir
-    system = env.system()
     assert oc.capture is not None
     write_private(bdir, "output.log", redacted_log(oc.capture.log_bytes()))
     debug_oc = None
@@ -908,7 +909,7 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
         err.text(f"gpuvet: {oc.describe()}; re-running with debug switches: "
                  f"{' '.join(f'{k}={v}' for k, v in DEBUG_ENV.items())}\n")
         debug_oc = run_child(opts.argv, dict(child_env, **DEBUG_ENV), out, err, opts.timeout, hang, opts.log_cap,
-                             opts.grace, middle, stdin=env.stdin)
+                             opts.grace, middle, stdin=env.stdin, system=system)
         if debug_oc.capture is not None:
             write_private(bdir, "debug-output.log", redacted_log(debug_oc.capture.log_bytes()))
     from gpuvet.logs.signatures import load_catalog

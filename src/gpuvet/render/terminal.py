@@ -106,7 +106,7 @@ def render_terminal(report: Report, color: bool = False, width: int = 80, verbos
 def _verdict(out: _Out, report: Report) -> None:
     usable = report.extra.get("usable")
     if usable:
-        state = usable.get("state")
+        state = usable.get("state", "")
         code = {"yes": "1;32", "no": "1;31"}.get(state, "1;33")
         out.para(usable["text"], code=code, hang=2)
         out.blank()
