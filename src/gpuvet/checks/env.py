@@ -4,12 +4,13 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from gpuvet.kb import query as q
 from gpuvet.model import Facts, Row, Severity
 from gpuvet.model.arch import gfx_from_override
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
 from .common import _amd_gpus, _default_rocm, _rocm_entry, amd_gpu_state
-from .common import _env_row, _nvidia_archs, _arch_list_value, parse_arch_list, _cuda_list_covers  # noqa: F401
+from .common import _env_row, _nvidia_archs, _arch_list_value, parse_arch_list, _cuda_list_covers, _vnums  # noqa: F401
 from .gpu import gpu_arch
 
 
@@ -421,5 +422,80 @@ def host_compiler_not_runnable(ctx: Context) -> Iterable:
                                                        for r in ok))
 
 
+@check(code="ENV067", name="host-compiler-older-than-framework-needs", severity="error",
+       tables=("host_compilers", "framework_builds"), cause="toolchain", component="config-env")
+def host_compiler_older_than_framework_needs(ctx: Context) -> Iterable:
+    """What it does:
+    Reads the C++ standard the installed torch compiles its C++ code paths with -- Inductor's C++
+    backend (``torch/_inductor/cpp_builder.py``: ``-std=c++20`` in torch 2.13.0) and
+    ``torch.utils.cpp_extension`` (the same flag; ``TorchConfig.cmake``'s ``CXX_STANDARD``) -- and checks
+    every host compiler that will be handed that flag (``CXX``: Inductor, cpp_extension; ``CC``: nvcc's
+    ``-ccbin`` in cpp_extension; ``NVCC_CCBIN`` / ``CUDAHOSTCXX``) against the oldest GCC that accepts
+    it, from the knowledge base's ``cxx_standards`` table (GCC's C++ status page).
+
+    Why is this bad?
+    An older GCC rejects the flag: ``g++: error: unrecognized command-line option '-std=c++20'`` (GCC 9
+    knows only ``-std=c++2a``).  ``torch.compile`` on CPU (and the C++ wrapper on GPU) fails at its first
+    graph with an InductorError, and every extension build fails, with an error that looks like the
+    job's own.
+
+    Example:
+    torch 2.13.0 (``-std=c++20``) with ``CXX=g++-9`` (GCC 9.5): fires, naming GCC >= 10.  GCC 12.2 (Debian
+    12): passes.
+
+    Fix:
+    Point ``CXX`` (and ``CC``) at a GCC that accepts the standard (``export CXX=g++-12 CC=gcc-12``), or
+    install one (``apt-get install g++-12``).
+
+    References:
+    https://gcc.gnu.org/projects/cxx-status.html
+    https://github.com/pytorch/pytorch/blob/main/torch/_inductor/cpp_builder.py
+    https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py
+    """
+    builds = [b for b in ctx.facts.table("framework_builds") if b.get("name") == "torch" and b.get("cxx_standard")]
+    rows = [r for r in ctx.facts.table("host_compilers") if r.get("runs") is not False and r.get("version")]
+    if not builds:
+        yield Skip("no torch build whose C++ standard was read")
+        return
+    if not rows:
+        yield Skip("no host compiler version was recorded")
+        return
+    b = builds[0]
+    std = str(b.get("cxx_standard"))
+    entry = q.cxx_standard(ctx.kb, std)
+    if entry is None:
+        yield Unknown(f"the KB records no compiler minimum for C++{std}")
+        return
+    ok = []
+    for r in {(x.get("role"), x.get("path")): x for x in rows}.values():
+        name = str(r.get("name") or "")
+        family = "clang" if name.startswith("clang") else "gcc" if name in ("gcc", "g++") else ""
+        need = entry.get("gcc_min") if family == "gcc" else entry.get("clang_min") if family == "clang" else None
+        have = _vnums(r.get("version"), 2)
+        role = str(r.get("role") or "")
+        if need is None or have is None:
+            continue
+        if have[0] >= int(need):
+            ok.append(f"{r.get('path')} {r.get('version')}")
+            continue
+        sev = None if role.startswith("CXX") else Severity.WARNING  # CC gets C++ flags only through nvcc -ccbin
+        var = (r.get("requested") or "").split("=", 1)[0] if "=" in (r.get("requested") or "") else ""
+        cxx = "g++" if family == "gcc" else "clang++"
+        yield Fail(f"{role}: {name} {r.get('version')} is older than torch {b.get('version')}'s C++{std} needs "
+                   f"({family} >= {need}, {entry.get('flag')})",
+                   why=(f"torch compiles Inductor's C++ code and extensions with {entry.get('flag')}, which {name} "
+                        f"{r.get('version')} rejects ('unrecognized command-line option'): torch.compile's C++ path "
+                        "and every extension build fail."),
+                   evidence=[ev(r, f"{r.get('requested')}: {r.get('path')} {name} {r.get('version')}"),
+                             ev(b, f"torch {b.get('version')}: {b.get('cxx_standard_source')}"),
+                             ev(None, f"KB cxx_standards C++{std}: {family} >= {need} ({entry.get('source')})")],
+                   fixes=[fix(f"Use a {family} >= {need} for {var or role}",
+                              f"export {var or 'CXX'}={cxx if var != 'CC' else family}-{max(int(need), 12)}"),
+                          fix(f"Install one: sudo apt-get install -y {cxx}-{max(int(need), 12)}", root=True)],
+                   severity=sev)
+    if ok:
+        yield Pass(f"host compilers accept torch's C++{std} ({entry.get('flag')}): " + ", ".join(ok))
+
+
 CHECKS = [hsa_override_gfx_version, visible_devices_hide_every_gpu, gpu_device_node_not_accessible,
-          build_arch_list_misses_gpu, host_compiler_not_runnable]
+          build_arch_list_misses_gpu, host_compiler_not_runnable, host_compiler_older_than_framework_needs]
