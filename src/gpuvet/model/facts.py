@@ -175,12 +175,22 @@ TABLES: dict[str, TableSpec] = {
            ("generic", "list", "architecture-independent library files present (TensileLibrary.dat)"),
            ("dir_release", "list", "what dir belongs to, the same tags as library_release")),
         _t("kernel_caches", "Kernel databases and caches (MIOpen, CUDA JIT, Triton, torch inductor).",
-           "MIOPEN_USER_DB_PATH, MIOPEN_CUSTOM_CACHE_DIR, ~/.config/miopen, ~/.cache/miopen, /opt/rocm/share/miopen/db",
-           ("name", "str", "miopen-system-db | miopen-user-db | miopen-cache | cuda-jit-cache | triton-cache"),
+           "MIOPEN_USER_DB_PATH, MIOPEN_CUSTOM_CACHE_DIR, ~/.config/miopen, ~/.cache/miopen, /opt/rocm/share/miopen/db; "
+           "TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, TORCH_EXTENSIONS_DIR, VLLM_CACHE_ROOT and their defaults",
+           ("name", "str", "miopen-system-db | miopen-user-db | miopen-cache | cuda-jit-cache | triton-cache | "
+                           "inductor-cache | torch-extensions | vllm-cache"),
            ("path", "str", "directory"),
            ("exists", "bool", "exists"),
            ("writable", "bool", "writable by this user (or creatable)"),
-           ("files", "int", "number of files in it (bounded count)")),
+           ("files", "int", "number of files in it (bounded count)"),
+           ("owner_uid", "int", "uid owning the directory (None: it does not exist)"),
+           ("mode", "str", "permission bits of the directory, octal"),
+           ("fs_type", "str", "filesystem type of the mount holding it (/proc/self/mounts)"),
+           ("sampled_all", "bool", "every entry was looked at (False: only the first bounded sample)"),
+           ("foreign_entries", "int", "sampled entries owned by another user that this user cannot write"),
+           ("foreign_sample", "list", "a few of them, with their owner"),
+           ("stale_locks", "list", "torch_extensions build lock files older than 10 minutes"),
+           ("other_builds", "list", "torch_extensions entries whose build.ninja compiles against another torch")),
     )
 }
 

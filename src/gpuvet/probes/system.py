@@ -270,6 +270,20 @@ class System:
         except OSError:
             return []
 
+    def list_some(self, path: str, limit: int) -> tuple[list[str], bool]:
+        """At most ``limit`` names of a directory, in the filesystem's order (no full listing of a huge cache
+        directory), and whether they are all of them."""
+        out: list[str] = []
+        try:
+            with os.scandir(self._p(path)) as it:
+                for e in it:
+                    if len(out) >= limit:
+                        return out, False
+                    out.append(e.name)
+        except OSError:
+            return out, False
+        return out, True
+
     def glob(self, pattern: str) -> list[str]:
         base = self._p(pattern)
         hits = sorted(_glob.glob(base))
