@@ -210,15 +210,18 @@ class System:
 
     def spawn(self, argv: Sequence[str], extra_env: Mapping[str, str] | None = None, *,
               environ: Mapping[str, str] | None = None, stdin_pipe: bool = False, stderr_pipe: bool = False,
-              new_session: bool = False) -> subprocess.Popen:
+              new_session: bool = False, stdin: Any = None) -> subprocess.Popen:
         """Start a long-running process whose stdout the caller streams (``grep`` over a large log, the
         command ``gpuvet run`` supervises); stdin and stderr are closed unless asked for as pipes.  Its
         environment: ``environ`` (default this System's) plus ``extra_env``; ``new_session``: its own
-        process group, so the caller can signal all of it.  The caller waits for it or kills it.  Raises
-        OSError (or ValueError)."""
+        process group, so the caller can signal all of it; ``stdin``: a file descriptor (or subprocess
+        constant) it reads instead (``gpuvet run``'s child reads gpuvet's own stdin).  The caller waits for
+        it or kills it.  Raises OSError (or ValueError)."""
         env = dict(self.environ if environ is None else environ)
         env.update(extra_env or {})
-        return subprocess.Popen(list(argv), stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+        if stdin is None:
+            stdin = subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
+        return subprocess.Popen(list(argv), stdin=stdin,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE if stderr_pipe else subprocess.DEVNULL,
                                 env=env, start_new_session=new_session)
 
