@@ -130,6 +130,10 @@ class FakeSystem(System):
         names = {p[len(prefix):].split("/")[0] for p in self.files if p.startswith(prefix)}
         return sorted(n for n in names if n)
 
+    def list_some(self, path: str, limit: int) -> tuple[list[str], bool]:
+        names = self.listdir(path)
+        return names[:limit], len(names) <= limit
+
     def glob(self, pattern: str) -> list[str]:
         cands = set(self.files) | self._dirs()
         return sorted(p for p in cands if fnmatch.fnmatchcase(p, pattern) and p.count("/") == pattern.count("/"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 
 import pytest
@@ -29,7 +30,8 @@ def test_the_supervised_command_is_spawned_through_system(tmp_path):
     assert r.code == 0 and "hello from the child" in r.out
     (argv, extra, kw), = sysm.spawned
     assert argv == [sys.executable, "-c", "print('hello from the child')"]
-    assert kw == {"environ": kw["environ"], "stderr_pipe": True, "new_session": True} and kw["environ"]["NO_COLOR"] == "1"
+    assert kw == {"environ": kw["environ"], "stdin": subprocess.DEVNULL, "stderr_pipe": True, "new_session": True}
+    assert kw["environ"]["NO_COLOR"] == "1"  # stdin: the test's StringIO has no fd, so /dev/null
 
 
 @pytest.mark.skipif(shutil.which("grep") is None, reason="needs grep")

@@ -302,6 +302,14 @@ def host_compiler(kb: Any, cuda: Any) -> dict[str, Any] | None:
     return None
 
 
+def cxx_standard(kb: Any, std: Any) -> dict[str, Any] | None:
+    """The cxx_standards entry (oldest GCC / clang accepting -std=c++NN) of a C++ standard, or None."""
+    for e in kb.table("cxx_standards"):
+        if str(e.get("std")) == str(std or ""):
+            return e
+    return None
+
+
 # -- rules ------------------------------------------------------------------------------------------------
 def python_rules(kb: Any, kind: str) -> list[dict[str, Any]]:
     return [e for e in kb.table("python_rules") if e.get("kind") == kind]

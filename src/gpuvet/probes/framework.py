@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 from gpuvet.model import Row, row
 from gpuvet.model.versions import channel_of, normalise_name, variant_of
 
-from . import elf, loader
+from . import elf, kernel_files, loader
 from .base import Probe
 from .system import System
 
@@ -138,6 +138,24 @@ def find_torch(system: System, dirs: Sequence[str]) -> str | None:
     return None
 
 
+_STD_FLAG = re.compile(r'def _get_cpp_std_cflag\(std_num: str = "c\+\+(\d\d)"')
+_CMAKE_STD = re.compile(r"\bCXX_STANDARD\s+(\d\d)\b")
+
+
+def torch_cxx_standard(system: System, tdir: str) -> tuple[str, str]:
+    """The C++ standard torch's C++ code paths compile with: Inductor's default -std flag
+    (torch/_inductor/cpp_builder.py), else the CXX_STANDARD its CMake config gives extensions."""
+    path = f"{tdir}/_inductor/cpp_builder.py"
+    m = _STD_FLAG.search(system.read_text(path, limit=256 * 1024) or "")
+    if m:
+        return m.group(1), f"{path}: -std=c++{m.group(1)}"
+    path = f"{tdir}/share/cmake/Torch/TorchConfig.cmake"
+    m = _CMAKE_STD.search(system.read_text(path, limit=64 * 1024) or "")
+    if m:
+        return m.group(1), f"{path}: CXX_STANDARD {m.group(1)}"
+    return "", ""
+
+
 def probe_torch(system: System, dirs: Sequence[str]) -> list[Row]:
     tdir = find_torch(system, dirs)
     if tdir is None:
@@ -156,6 +174,7 @@ def probe_torch(system: System, dirs: Sequence[str]) -> list[Row]:
                     variant=variant_of(version), path=tdir)]
     base = rows[0]
     vals = dict(base.values)
+    vals["cxx_standard"], vals["cxx_standard_source"] = torch_cxx_standard(system, tdir)
     gpu_lib = None
     for name in (*CUDA_LIBS, *HIP_LIBS):
         p = f"{tdir}/lib/{name}"
@@ -186,8 +205,12 @@ def probe_torch(system: System, dirs: Sequence[str]) -> list[Row]:
     out = [row("framework_builds", base.source, **vals)]
     # the dynamic loader's view of the GPU libraries
     libs = [gpu_lib] + [f"{tdir}/lib/{n}" for n in EXTRA_GPU_LIBS if system.exists(f"{tdir}/lib/{n}")]
-    out.extend(loader.resolve_framework_libraries(system, libs, framework_dir=tdir,
-                                                  site_dir=os.path.dirname(tdir)))
+    resolved = loader.resolve_framework_libraries(system, libs, framework_dir=tdir, site_dir=os.path.dirname(tdir),
+                                                  framework_hip=str(vals.get("hip") or ""))
+    out.extend(resolved)
+    # the kernel directories of the ROCm math libraries that copy reads (none on a CUDA build)
+    out.extend(kernel_files.kernel_library_rows(system, [r for r in resolved if r.table == "libraries"],
+                                                framework_dir=tdir, framework_hip=str(vals.get("hip") or "")))
     return out
 
 
@@ -310,7 +333,7 @@ def _probe(system: System) -> Iterable[Row]:
 
 
 PROBES: list[Probe] = [
-    Probe("framework", ("framework_builds", "shared_libraries", "libraries"), _probe,
+    Probe("framework", ("framework_builds", "shared_libraries", "libraries", "kernel_libraries"), _probe,
           "torch/jax/tensorflow builds from version files, dist-info and ELF; loader resolution of their "
           "GPU libraries"),
 ]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import glob as _glob
 import os
-import shutil
 import signal
 import stat as _stat
 import subprocess
@@ -19,6 +18,26 @@ DEFAULT_TIMEOUT = 3.0
 MAX_READ = 4 * 1024 * 1024
 MAX_OUTPUT = 4 * 1024 * 1024  # bytes of one command's stdout (and of its stderr) that are read
 PYTHON_TIMEOUT = 2.5  # asking another interpreter for its sys.path: below check's 3 s deadline
+
+
+def _which(cmd: str, path: str) -> str | None:
+    """``shutil.which(cmd, path=path)`` on POSIX, without importing shutil (and its bz2/lzma) at start-up."""
+
+    def ok(fn: str) -> bool:
+        return os.path.exists(fn) and os.access(fn, os.F_OK | os.X_OK) and not os.path.isdir(fn)
+
+    if os.path.dirname(cmd):
+        return cmd if ok(cmd) else None
+    if not path:
+        return None
+    seen: set[str] = set()
+    for d in path.split(os.pathsep):
+        if d not in seen:
+            seen.add(d)
+            name = os.path.join(d, cmd)
+            if ok(name):
+                return name
+    return None
 
 
 class InterpreterError(Exception):
@@ -170,7 +189,7 @@ class System:
 
     # -- commands -------------------------------------------------------------------------------
     def which(self, name: str) -> str | None:
-        return shutil.which(name, path=self.environ.get("PATH", os.defpath))
+        return _which(name, self.environ.get("PATH", os.defpath))
 
     def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> CommandResult:
         """Run a command once per System: probes that need the same output (hipcc and hipconfig both
@@ -191,15 +210,18 @@ class System:
 
     def spawn(self, argv: Sequence[str], extra_env: Mapping[str, str] | None = None, *,
               environ: Mapping[str, str] | None = None, stdin_pipe: bool = False, stderr_pipe: bool = False,
-              new_session: bool = False) -> subprocess.Popen:
+              new_session: bool = False, stdin: Any = None) -> subprocess.Popen:
         """Start a long-running process whose stdout the caller streams (``grep`` over a large log, the
         command ``gpuvet run`` supervises); stdin and stderr are closed unless asked for as pipes.  Its
         environment: ``environ`` (default this System's) plus ``extra_env``; ``new_session``: its own
-        process group, so the caller can signal all of it.  The caller waits for it or kills it.  Raises
-        OSError (or ValueError)."""
+        process group, so the caller can signal all of it; ``stdin``: a file descriptor (or subprocess
+        constant) it reads instead (``gpuvet run``'s child reads gpuvet's own stdin).  The caller waits for
+        it or kills it.  Raises OSError (or ValueError)."""
         env = dict(self.environ if environ is None else environ)
         env.update(extra_env or {})
-        return subprocess.Popen(list(argv), stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+        if stdin is None:
+            stdin = subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
+        return subprocess.Popen(list(argv), stdin=stdin,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE if stderr_pipe else subprocess.DEVNULL,
                                 env=env, start_new_session=new_session)
 
@@ -266,6 +288,20 @@ class System:
             return sorted(os.listdir(self._p(path)))
         except OSError:
             return []
+
+    def list_some(self, path: str, limit: int) -> tuple[list[str], bool]:
+        """At most ``limit`` names of a directory, in the filesystem's order (no full listing of a huge cache
+        directory), and whether they are all of them."""
+        out: list[str] = []
+        try:
+            with os.scandir(self._p(path)) as it:
+                for e in it:
+                    if len(out) >= limit:
+                        return out, False
+                    out.append(e.name)
+        except OSError:
+            return out, False
+        return out, True
 
     def glob(self, pattern: str) -> list[str]:
         base = self._p(pattern)
