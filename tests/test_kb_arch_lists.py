@@ -76,3 +76,27 @@ def test_gfx1010_on_torch27_rocm63_is_a_fact_based_finding():
 ])
 def test_bld102_on_newly_sourced_lines(torch, hip, gpu, outcome):
     assert _bld102(_collect_env(torch, hip, gpu))["outcome"] == outcome
+
+
+@pytest.mark.parametrize("capture, torch, hip, outcome", [
+    ("amd/rocminfo-rx7900xtx-rocm602.txt", "2.0.1+rocm5.3", "5.3.22061-e8e78f1a", "failed"),  # gfx1100 came in 2.1
+    ("amd/rocminfo-rx7900xtx-rocm602.txt", "2.1.2+rocm5.6", "5.6.31061-8c743ae5d", "passed"),
+    ("amd/rocminfo-mi300x.txt", "2.3.1+rocm5.7", "5.7.31921-d1770ee1b", "failed"),  # gfx942 only on ROCm >= 6.0
+    ("amd/rocminfo-mi300x.txt", "2.4.1+rocm6.0", "6.0.32830-d62f6a171", "passed"),
+])
+def test_bld102_live_when_the_build_targets_cannot_be_read(capture, torch, hip, outcome):
+    # live facts: a real rocminfo capture and torch/version.py read by the framework probe's own parser, the
+    # libraries unreadable (no targets) -- BLD102 judges from the KB's arch list of that wheel line
+    from conftest import fixture_text
+    from gpuvet.app.engine import run_checks
+    from gpuvet.checks.bld import gpu_target_missing_from_official_wheel
+    from gpuvet.model import Facts
+    from gpuvet.probes.framework import parse_torch_version_py
+    from gpuvet.probes.rocminfo import parse_rocminfo
+
+    f = Facts(origin="live")
+    f.add(parse_rocminfo(fixture_text(capture), "rocminfo"))
+    f.add(parse_torch_version_py(f"__version__ = '{torch}'\ncuda = None\nhip = '{hip}'\n",
+                                 "/v/site-packages/torch/version.py", "/v/site-packages/torch"))
+    got = run_checks(f, [gpu_target_missing_from_official_wheel], kb.load())
+    assert {x.outcome.value for x in got} == {outcome}

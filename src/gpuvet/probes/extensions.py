@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import stat as _stat
 import threading
 import time
@@ -232,6 +231,8 @@ class DiskCache:
         fd = self._open_dir(create=True)
         if fd is None:
             return
+        import secrets  # only a cache write needs it (start-up)
+
         tmp = f".tmp-{secrets.token_hex(8)}"
         try:
             f = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=fd)

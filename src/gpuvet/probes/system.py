@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import glob as _glob
 import os
-import shutil
 import signal
 import stat as _stat
 import subprocess
@@ -19,6 +18,26 @@ DEFAULT_TIMEOUT = 3.0
 MAX_READ = 4 * 1024 * 1024
 MAX_OUTPUT = 4 * 1024 * 1024  # bytes of one command's stdout (and of its stderr) that are read
 PYTHON_TIMEOUT = 2.5  # asking another interpreter for its sys.path: below check's 3 s deadline
+
+
+def _which(cmd: str, path: str) -> str | None:
+    """``shutil.which(cmd, path=path)`` on POSIX, without importing shutil (and its bz2/lzma) at start-up."""
+
+    def ok(fn: str) -> bool:
+        return os.path.exists(fn) and os.access(fn, os.F_OK | os.X_OK) and not os.path.isdir(fn)
+
+    if os.path.dirname(cmd):
+        return cmd if ok(cmd) else None
+    if not path:
+        return None
+    seen: set[str] = set()
+    for d in path.split(os.pathsep):
+        if d not in seen:
+            seen.add(d)
+            name = os.path.join(d, cmd)
+            if ok(name):
+                return name
+    return None
 
 
 class InterpreterError(Exception):
@@ -170,7 +189,7 @@ class System:
 
     # -- commands -------------------------------------------------------------------------------
     def which(self, name: str) -> str | None:
-        return shutil.which(name, path=self.environ.get("PATH", os.defpath))
+        return _which(name, self.environ.get("PATH", os.defpath))
 
     def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> CommandResult:
         """Run a command once per System: probes that need the same output (hipcc and hipconfig both
