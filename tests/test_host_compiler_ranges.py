@@ -64,6 +64,16 @@ def test_gcc9_for_inductors_cxx20_is_an_error_with_the_range_and_its_source():
     assert ccf.severity is Severity.WARNING and ccf.fixes[0].command == "export CC=gcc-12"
 
 
+def test_clang9_is_judged_against_clangs_own_minimum():
+    res = run(envchecks.host_compiler_older_than_framework_needs, torch_row("20"),
+              cc("CXX (Inductor C++, cpp_extension)", "9.0.1", "CXX=clang++-9", name="clang", path="/usr/bin/clang++-9"),
+              cc("hipcc's clang (HIP_CLANG_PATH)", "15.0.6", "HIP_CLANG_PATH=/usr/bin", name="clang",
+                 path="/usr/bin/clang++-15"))
+    [f] = [x for x in res if x.outcome is Outcome.FAILED]
+    assert "clang >= 10" in f.title and f.fixes[0].command == "export CXX=clang++-12"
+    assert any("clang.llvm.org/cxx_status.html" in e.text for e in f.evidence)
+
+
 def test_cxx17_torch_accepts_gcc9_and_an_unknown_standard_is_unknown():
     assert [x.outcome for x in run(envchecks.host_compiler_older_than_framework_needs, torch_row("17"),
                                    cc("CXX (Inductor C++, cpp_extension)", "9.5.0", "CXX=g++-9"))] == [Outcome.PASSED]

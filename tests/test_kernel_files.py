@@ -98,12 +98,12 @@ def test_real_debian_listings_carry_the_names_the_model_reads():
     names = [p.rsplit("/", 1)[-1] for p in listing("librocblas4")]
     assert "TensileLibrary_lazy_gfx90a.dat" in names and "TensileLibrary_lazy_gfx942.dat" not in names
     assert any(p.startswith(f"{MULTI}/rocblas/4.4.1/library/") for p in listing("librocblas4"))
-    assert kernel_files.archs_in(names) == ["gfx1010", "gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx803",
-                                            "gfx900", "gfx906", "gfx908", "gfx90a"]
+    assert kernel_files.archs_in(names) == ["gfx803", "gfx900", "gfx906", "gfx908", "gfx90a", "gfx1010",
+                                            "gfx1030", "gfx1100", "gfx1101", "gfx1102"]
     lt = [p.rsplit("/", 1)[-1] for p in listing("libhipblaslt1")]
     assert "gfx942" not in kernel_files.archs_in(lt) and "gfx1201" in kernel_files.archs_in(lt)
     # MIOpen's CU-suffixed names: gfx90a6e (110 CUs, hex), gfx1030_36, gfx942130 (304 CUs)
-    assert kernel_files.archs_in(MIOPEN_DB) == ["gfx1030", "gfx908", "gfx90a", "gfx942"]
+    assert kernel_files.archs_in(MIOPEN_DB) == ["gfx908", "gfx90a", "gfx942", "gfx1030"]
     # Debian's MIOpen ships no database at all
     assert not [p for p in listing("libmiopen1") if "miopen/db" in p]
     strings = (REAL / "library-path-strings.txt").read_text()

@@ -431,7 +431,8 @@ def host_compiler_older_than_framework_needs(ctx: Context) -> Iterable:
     ``torch.utils.cpp_extension`` (the same flag; ``TorchConfig.cmake``'s ``CXX_STANDARD``) -- and checks
     every host compiler that will be handed that flag (``CXX``: Inductor, cpp_extension; ``CC``: nvcc's
     ``-ccbin`` in cpp_extension; ``NVCC_CCBIN`` / ``CUDAHOSTCXX``) against the oldest GCC that accepts
-    it, from the knowledge base's ``cxx_standards`` table (GCC's C++ status page).
+    it, from the knowledge base's ``cxx_standards`` table (GCC's and Clang's C++ status pages), and
+    hipcc's clang (``HIP_CLANG_PATH``) likewise.
 
     Why is this bad?
     An older GCC rejects the flag: ``g++: error: unrecognized command-line option '-std=c++20'`` (GCC 9
@@ -449,6 +450,7 @@ def host_compiler_older_than_framework_needs(ctx: Context) -> Iterable:
 
     References:
     https://gcc.gnu.org/projects/cxx-status.html
+    https://clang.llvm.org/cxx_status.html
     https://github.com/pytorch/pytorch/blob/main/torch/_inductor/cpp_builder.py
     https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py
     """
@@ -488,7 +490,8 @@ def host_compiler_older_than_framework_needs(ctx: Context) -> Iterable:
                         "and every extension build fail."),
                    evidence=[ev(r, f"{r.get('requested')}: {r.get('path')} {name} {r.get('version')}"),
                              ev(b, f"torch {b.get('version')}: {b.get('cxx_standard_source')}"),
-                             ev(None, f"KB cxx_standards C++{std}: {family} >= {need} ({entry.get('source')})")],
+                             ev(None, f"KB cxx_standards C++{std}: {family} >= {need} "
+                                      f"({entry.get('source') if family == 'gcc' else entry.get('clang_source')})")],
                    fixes=[fix(f"Use a {family} >= {need} for {var or role}",
                               f"export {var or 'CXX'}={cxx if var != 'CC' else family}-{max(int(need), 12)}"),
                           fix(f"Install one: sudo apt-get install -y {cxx}-{max(int(need), 12)}", root=True)],

@@ -253,9 +253,10 @@ def math_library_kernels_missing_for_gpu(ctx: Context) -> Iterable:
             if gfx in archs:
                 ok.append(f"{title} {gfx} ({d})")
                 continue
-            shown = ", ".join(sorted(archs)[:12]) + (" ..." if len(archs) > 12 else "")
+            listed = list(r.get("archs") or [])
+            shown = ", ".join(listed[:12]) + (" ..." if len(listed) > 12 else "")
             yield Fail(f"{title} will read {d}, which has no {what} files for {gname}: only {shown or 'none'}",
-                       why=_missing_why(lib, d, gfx),
+                       why=_missing_why(lib, d, gfx, bool(r.get("generic"))),
                        evidence=[ev(r, f"{title} {r.get('library_path')} reads {where}; gfx targets there: {shown}"),
                                  ev(g, gname)],
                        fixes=_kernel_fixes(ctx, r, gfx), severity=sev)
@@ -263,7 +264,10 @@ def math_library_kernels_missing_for_gpu(ctx: Context) -> Iterable:
         yield Pass("kernels for this GPU found: " + "; ".join(ok))
 
 
-def _missing_why(lib: str, d: object, gfx: str) -> str:
+def _missing_why(lib: str, d: object, gfx: str, generic: bool = False) -> str:
+    if lib == "rocblas" and generic:
+        return (f"rocBLAS loads {d}/TensileLibrary.dat, which has no solutions or code objects for {gfx}: its first "
+                "GEMM fails ('Cannot read ... for GPU arch', 'hipErrorNoBinaryForGpu') or aborts.")
     if lib == "rocblas":
         return (f"rocBLAS aborts the process at its first GEMM: 'rocBLAS error: Cannot read {d}/TensileLibrary_lazy_{gfx}.dat: "
                 f"No such file or directory for GPU arch : {gfx}'.")

@@ -61,8 +61,8 @@ LIBS = {
 
 
 def archs_in(names: Iterable[str]) -> list[str]:
-    """The gfx targets named by a directory's file names, sorted."""
-    return sorted({"gfx" + g for g in _GFX.findall("\n".join(names))})
+    """The gfx targets named by a directory's file names, gfx8/gfx9 before gfx10+."""
+    return sorted({"gfx" + g for g in _GFX.findall("\n".join(names))}, key=lambda a: (len(a), a))
 
 
 def rocm_build_release(file_name: str) -> str:
@@ -197,7 +197,7 @@ def kernel_library_rows(system: System, libraries: Sequence[Row], framework_dir:
             for a in [n for n in names if n.startswith("gfx") and "." not in n and _GFX.fullmatch(n)
                       and system.is_dir(f"{d}/{n}")]:
                 if archs_in(system.listdir(f"{d}/{a}")[:MAX_NAMES]) or system.listdir(f"{d}/{a}"):
-                    archs = sorted(set(archs) | {a})
+                    archs = sorted(set(archs) | {a}, key=lambda x: (len(x), x))
         generic = [n for n in names if n in ("TensileLibrary.dat", "TensileLibrary.yaml")]
         lib_rel = library_releases(system, path, name, framework_dir, framework_hip, lib_version)
         dir_rel = dir_releases(system, name, d, framework_dir, framework_hip)
