@@ -43,10 +43,7 @@ def read_text_input(path: str, env: Environment, what: str = "input",
             raise GpuvetError(f"cannot read {what} {path}: {exc.strerror}") from None
         source = path
         if stat.S_ISREG(st.st_mode) and len(data) < min(st.st_size, max_bytes):
-            import sys
-
-            print(f"gpuvet: warning: {path} shrank while it was read ({st.st_size} -> {len(data)} bytes)",
-                  file=sys.stderr)
+            warn_shrank(env, path, st.st_size, len(data))
     if len(data) > max_bytes:
         raise GpuvetError(f"{what} {source} is larger than {max_bytes // 2**20} MiB; a pasted report is expected to be smaller")
     if not data.strip():
@@ -54,6 +51,15 @@ def read_text_input(path: str, env: Environment, what: str = "input",
     if looks_binary(data):
         raise GpuvetError(f"{what} {source} is binary data, not text output of a tool")
     return data.decode("utf-8", errors="replace"), source
+
+
+def warn_shrank(env: Environment, path: str, before: int, after: int) -> None:
+    """One warning line on stderr: the file got shorter while gpuvet read it (truncated, rotated, rewritten);
+    what was read is used, and may end mid-line."""
+    try:
+        env.stderr.write(f"gpuvet: warning: {path} shrank while it was read ({before} -> {after} bytes)\n")
+    except (OSError, ValueError):
+        pass
 
 
 def stat_input(path: str, what: str) -> os.stat_result:

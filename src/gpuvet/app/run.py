@@ -73,7 +73,7 @@ SENTINEL = "gpuvet-end-of-output-7f3a9c"  # fed last to grep: its line number co
 MIDDLE_QUEUE = 64 * 1024 * 1024  # bytes of omitted output waiting for grep; past that, only their newlines
 PIPE_SIZE = 1 << 20  # F_SETPIPE_SZ for the child's pipes and grep's: fewer, larger reads and wake-ups
 COALESCE_BYTES = 64 * 1024  # a read smaller than this: wait COALESCE_S before the next one
-COALESCE_S = float(os.environ.get("GPUVET_RUN_COALESCE_MS", "1")) / 1000
+COALESCE_S = 0.001
 F_SETPIPE_SZ = 1031  # Linux fcntl.h (fcntl.F_SETPIPE_SZ from Python 3.10 on)
 
 

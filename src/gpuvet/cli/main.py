@@ -114,10 +114,10 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
         env.stderr.write("gpuvet: aborted\n")
         return int(ExitCode.INTERNAL)
     except click.ClickException as exc:
-        env.stderr.write(f"gpuvet: error: {exc.format_message()}\n")
+        env.stderr.write(redact_text(f"gpuvet: error: {exc.format_message()}\n"))
         return int(ExitCode.BAD_INPUT)
     except UsageError as exc:  # raised by a use case (a bad value, not bad syntax): one line, exit 2
-        env.stderr.write(f"gpuvet: error: {exc}\n")
+        env.stderr.write(redact_text(f"gpuvet: error: {exc}\n"))  # it may echo a value given
         return int(exc.code)
     except GpuvetError as exc:
         env.stderr.write(redact_text(f"gpuvet: error: {exc}\n"))
