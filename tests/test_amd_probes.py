@@ -32,7 +32,8 @@ from gpuvet.probes.miopen import (
 from gpuvet.probes.registry import group_probes
 from gpuvet.probes.rocm_smi import parse_amd_smi, parse_rocm_smi, probe_smi
 from gpuvet.probes.rocminfo import parse_rocminfo, probe_rocminfo, rocminfo_error
-from gpuvet.probes.system import CommandResult, FakeSystem
+from gpuvet.probes.system import CommandResult
+from fakes import FakeSystem
 
 AMD_PROBES = group_probes("amd")  # every ROCm-stack probe module
 

@@ -65,3 +65,62 @@ def test_check_startup_does_not_import_heavy_modules():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == ""
+
+
+# -- the machine only through System ------------------------------------------------------------------
+_MACHINE = (r"^\s*(?:import|from)\s+(?:subprocess|socket|platform|pynvml|getpass)\b"
+            r"|\bos\.(?:confstr|environ|uname|getuid|getgroups|popen|system|listdir|scandir|stat|access|readlink)\b"
+            r"|\bos\.path\.(?:exists|isfile|isdir|getsize)\b|(?<![.\w])open\(|\bglob\.glob\(")
+
+
+def _code_lines(text: str) -> list[str]:
+    """The source with comments and string literals blanked (docstrings may name os.environ)."""
+    import io
+    import tokenize
+
+    chars = [list(line) for line in text.splitlines(keepends=True)]
+    for t in tokenize.generate_tokens(io.StringIO(text).readline):
+        if t.type in (tokenize.COMMENT, tokenize.STRING):
+            (r1, c1), (r2, c2) = t.start, t.end
+            for r in range(r1, r2 + 1):
+                row = chars[r - 1]
+                for c in range(c1 if r == r1 else 0, c2 if r == r2 else len(row)):
+                    if row[c] != "\n":
+                        row[c] = " "
+    return ["".join(row) for row in chars]
+
+
+def _machine_reads(layer: str) -> list[str]:
+    import re
+
+    rx = re.compile(_MACHINE)
+    src = ROOT / "src" / "gpuvet"
+    out = []
+    for p in sorted((src / layer).rglob("*.py")):
+        for n, line in enumerate(_code_lines(p.read_text(encoding="utf-8")), 1):
+            if rx.search(line):
+                out.append(f"{p.relative_to(src)}:{n}: {line.strip()}")
+    return out
+
+
+def test_probes_reach_the_machine_only_through_system():
+    """NVML, confstr, platform, subprocesses, files and the environment: probes/system.py alone, so a
+    test fake (tests/fakes.py) supplies all of it."""
+    hits = [h for h in _machine_reads("probes") if not h.startswith("probes/system.py:")]
+    assert not hits, "\n".join(hits)
+
+
+def test_checks_logs_and_history_read_no_machine():
+    allowed = ("history/snapshot.py:48:",)  # the snapshot JSON Schema: package data, not the machine
+    hits = [h for layer in ("checks", "logs", "history") for h in _machine_reads(layer) if not h.startswith(allowed)]
+    assert not hits, "\n".join(hits)
+
+
+def test_the_package_holds_no_test_doubles():
+    """Fakes live under tests/ (tests/fakes.py), never in src/gpuvet."""
+    import re
+
+    src = ROOT / "src" / "gpuvet"
+    hits = [str(p.relative_to(src)) for p in src.rglob("*.py")
+            if re.search(r"^\s*class\s+Fake\w*", p.read_text(encoding="utf-8"), re.M)]
+    assert not hits, hits

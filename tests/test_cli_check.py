@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REAL, run_cli
-from gpuvet.probes.system import FakeSystem
+from fakes import FakeSystem
 
 H200_CE = str(REAL / "h200-cuda13" / "collect_env.txt")
 

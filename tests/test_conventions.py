@@ -90,7 +90,7 @@ def _report(*fixes):
 
 def test_show_fixes_and_fix_apply_only_safe_pip_steps():
     from gpuvet.app import fixes
-    from gpuvet.probes.system import FakeSystem
+    from fakes import FakeSystem
 
     rep = _report(Fix("install triton 3.7.1", Applicability.SAFE, "/venv/bin/python -m pip install triton==3.7.1"),
                   Fix("export it", Applicability.SAFE, "export HSA_OVERRIDE_GFX_VERSION=10.3.0"),
@@ -172,3 +172,38 @@ def test_check_from_env_output():
     assert r.code == 0, r.err
     names = {row["name"] for row in r.json()["facts"]["env_vars"]}
     assert {"NVIDIA_VISIBLE_DEVICES", "CUDA_VERSION", "LD_LIBRARY_PATH"} <= names
+
+
+TOML_SPELLINGS = [
+    '[tool.gpuvet]\nselect=["DRV"]', '[ tool . "gpuvet" ]\nx=1', "[tool.'gpuvet'.ack]\nA='b'", 'tool.gpuvet.select = ["D"]',
+    '[tool]\ngpuvet = {select=["DRV"]}', '[tool]\n"gpuvet".select = ["D"]', 'tool = { gpuvet = { select = ["D"] } }',
+    '[tool]\ngpuvet.select = [\n "DRV",\n]', 'tool . gpuvet . x = 1', '[tool.ruff]\nx=1\n[tool.gpuvet]\ny=2',
+    '[tool]\nd = """\n[project]\n"""\ngpuvet = {x = 1}',
+    '[project]\nname="gpuvet"\n[project.scripts]\ngpuvet="gpuvet.cli:run"', '[tool.x]\nl=[\n"gpuvet",\n]',
+    '[project]\nname="x"', '[tool]\nx = "gpuvet"',
+]
+
+
+@pytest.mark.parametrize("text", TOML_SPELLINGS)
+def test_pyproject_prefilter_never_passes_over_a_gpuvet_table(text):
+    """check skips parsing a pyproject.toml that certainly has no [tool.gpuvet] (start-up); whatever the
+    TOML spelling of the table, the prefilter says it may be there."""
+    import tomllib
+
+    from gpuvet.app.config import may_hold_gpuvet_table
+
+    doc = tomllib.loads(text)
+    has = isinstance(doc.get("tool"), dict) and "gpuvet" in doc["tool"]
+    assert may_hold_gpuvet_table(text.encode()) or not has
+    if "[project]" in text and "d = " not in text:
+        assert not may_hold_gpuvet_table(text.encode())  # only names gpuvet elsewhere: not parsed
+
+
+def test_pyproject_naming_gpuvet_elsewhere_is_passed_over_for_the_parents(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.gpuvet]\nignore = ["PKG063"]\n')
+    sub = tmp_path / "proj"
+    sub.mkdir()
+    (sub / "pyproject.toml").write_text('[project]\nname = "gpuvet-user"\ndependencies = ["gpuvet"]\n')
+    code, out, err = cli_in(sub, ["config", "--format", "json"])
+    assert code == 0, err
+    assert json.loads(out)["config"]["value"] == str(tmp_path / "pyproject.toml")

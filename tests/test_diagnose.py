@@ -151,7 +151,7 @@ def test_follow_gives_up_after_wait(tmp_path):
 
 
 def test_here_adds_live_facts(tmp_path):
-    from gpuvet.probes.system import FakeSystem
+    from fakes import FakeSystem
 
     r = run_cli(["diagnose", "--here", "--format", "json", write(tmp_path, LOG)], system=FakeSystem())
     assert r.code == 1, r.err

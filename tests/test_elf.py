@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from gpuvet.probes import elf
-from gpuvet.probes.system import FakeSystem, System
+from gpuvet.probes.system import System
+from fakes import FakeSystem
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures" / "elf"))
 import elfbuild  # noqa: E402

@@ -5,7 +5,7 @@ from gpuvet.checks.base import Fail, check, parse_doc
 from gpuvet.app.engine import Policy, build_report, exit_code, run_checks, score
 from gpuvet.model import ExitCode, Facts, Outcome, ProbeError, Severity, row
 from gpuvet.probes.base import Probe, ProbeFailed, run_probes
-from gpuvet.probes.system import FakeSystem
+from fakes import FakeSystem
 
 
 @check(code="DRV999", name="test-rule", severity="error", tables=("drivers",), cause="driver-too-old", component="driver")

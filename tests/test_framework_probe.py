@@ -10,7 +10,8 @@ import pytest
 
 from gpuvet.probes import elf, framework
 from gpuvet.probes.base import run_probes
-from gpuvet.probes.system import FakeSystem, System
+from gpuvet.probes.system import System
+from fakes import FakeSystem
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures" / "elf"))
 import elfbuild  # noqa: E402

@@ -30,7 +30,7 @@ def healthy() -> list[Path]:
             rel = p.relative_to(d).as_posix()
             if not p.is_file() or p.name == "README.md" or rel in NOT_HEALTHY or "/runs/" in f"/{rel}":
                 continue
-            if p.stat().st_size == 0:
+            if p.stat().st_size == 0 or p.suffix == ".gz":  # compressed package listings: not pasteable text
                 continue
             out.append(p)
     return out

@@ -4,7 +4,8 @@ import stat
 
 from gpuvet.model.redact import redact_env, redact_text
 from gpuvet.probes import host
-from gpuvet.probes.system import FakeSystem, System
+from gpuvet.probes.system import System
+from fakes import FakeSystem
 
 
 def test_env_vars_selected_and_redacted():
@@ -70,6 +71,16 @@ def test_os_probe_reads_os_release():
                            "/proc/sys/kernel/osrelease": "6.5.0-35-generic\n"}, pyversion="3.10.12")
     r = host.probe_os(fs)[0]
     assert r["name"] == "Ubuntu 22.04.4 LTS" and r["kernel"] == "6.5.0-35-generic" and r["python"] == "3.10.12"
+    assert r["glibc"] == ""  # the fake names no C library: the machine running the test is never read
+
+
+def test_os_probe_reads_the_c_library_and_uname_through_system():
+    fs = FakeSystem(libc="glibc 2.39", uname_=("Linux", "6.8.0-45-generic", "aarch64"))
+    r = host.probe_os(fs)[0]
+    assert (r["glibc"], r["kernel"], r["arch"]) == ("2.39", "6.8.0-45-generic", "aarch64")
+    assert host.probe_os(FakeSystem(libc="musl libc"))[0]["glibc"] == ""
+    real = System().libc_version()
+    assert real == "" or real.startswith("glibc ")
 
 
 def test_gcc_version_parse_and_real_probe():

@@ -99,7 +99,7 @@ def test_recommend_on_h200_facts_names_the_installed_build():
 
 
 def test_recommend_live_with_fake_system():
-    from gpuvet.probes.system import FakeSystem
+    from fakes import FakeSystem
 
     r = run_cli(["recommend", "--format", "json"], system=FakeSystem())
     assert r.code in (0, 1)
@@ -162,4 +162,7 @@ def test_h200_capture_recommend_names_the_installed_working_build():
             r = dict(r)
             facts.add([row(table, r.pop("source", ""), **r)])
     again = recommend(facts, K.load())
-    assert again["recommendation"] == rec["recommendation"] and again["installed"]["fits"]
+    # the same release line and wheel line (the KB's latest patch of that line may have moved since the capture)
+    mm = lambda v: tuple(v.split(".")[:2])  # noqa: E731
+    assert mm(again["recommendation"]["torch"]) == mm(rec["recommendation"]["torch"])
+    assert again["recommendation"]["variant"] == rec["recommendation"]["variant"] and again["installed"]["fits"]

@@ -10,7 +10,8 @@ import pytest
 
 from gpuvet.probes import nvidia as N
 from gpuvet.probes.base import ProbeFailed, run_probes
-from gpuvet.probes.system import CommandResult, FakeSystem, System
+from gpuvet.probes.system import CommandResult, System
+from fakes import FakeSystem
 
 from conftest import fixture_text
 
@@ -172,26 +173,56 @@ def test_probe_driver_via_nvidia_smi():
     assert vals(rows, "gpu_devices")[0]["arch"] == "sm_90"
 
 
-def test_probe_driver_never_touches_real_nvml_on_fake_system(monkeypatch):
+def test_probe_driver_never_touches_real_nvml_off_the_real_root(monkeypatch, tmp_path):
+    import gpuvet.probes.system as S
+
     def boom():
         raise AssertionError("real NVML called")
-    monkeypatch.setattr(N, "nvml_query", boom)
+    monkeypatch.setattr(S, "nvml_query", boom)
     assert N.probe_driver(h200_system())  # nvidia-smi path, NVML untouched
-    assert not N._use_nvml(h200_system())
+    # a real System over another root (captured files) never asks the machine's NVML either
+    (tmp_path / "proc/driver/nvidia").mkdir(parents=True)
+    (tmp_path / "proc/driver/nvidia/version").write_text(fixture_text(H200 + "proc-driver-nvidia-version.txt"))
+    assert System(environ={"PATH": ""}, root=str(tmp_path)).nvml() is None
+    with pytest.raises(ProbeFailed, match="nvidia-smi: not installed"):
+        N.probe_driver(System(environ={"PATH": ""}, root=str(tmp_path)))
 
 
-def test_probe_driver_with_injected_nvml():
-    rows = N.probe_driver(h200_system(commands={QUERY: CommandResult((), None, error="timeout")}), nvml=_captured_nvml)
-    assert {r.source for r in rows} == {"NVML"}
+def test_probe_driver_prefers_nvml():
+    sysm = h200_system(commands={QUERY: CommandResult((), None, error="timeout")}, nvml_answer=_captured_nvml())
+    rows = N.probe_driver(sysm)
+    assert {r.source for r in rows} == {"NVML"} and sysm.nvml_calls == 1
     assert vals(rows, "drivers")[0]["cuda_version"] == "13.0"
+    assert vals(rows, "gpu_devices")[0]["arch"] == "sm_90"
 
 
 def test_probe_driver_nvml_fails_falls_back_to_nvidia_smi():
-    def failing():
-        raise RuntimeError("Uninitialized")
-    rows = N.probe_driver(h200_system(), nvml=failing)
+    rows = N.probe_driver(h200_system(nvml_answer=RuntimeError("Uninitialized")))
     assert vals(rows, "drivers")[0]["version"] == "580.159.04"
     assert "nvidia-smi" in rows[0].source
+
+
+def test_probe_driver_nvml_and_nvidia_smi_failing_names_both():
+    t = CommandResult((), None, error="timeout")
+    sysm = h200_system(commands={QUERY: t, "nvidia-smi": t}, nvml_answer=RuntimeError("Driver Not Loaded"))
+    with pytest.raises(ProbeFailed) as exc:
+        N.probe_driver(sysm)
+    assert "NVML: Driver Not Loaded" in str(exc.value) and exc.value.kind == "timeout"
+
+
+def test_probe_driver_nvml_without_binding_or_driver_version():
+    no_binding = h200_system(nvml_answer=ImportError("No module named 'pynvml'"))
+    assert vals(N.probe_driver(no_binding), "drivers")[0]["version"] == "580.159.04"  # nvidia-smi answers
+    t = CommandResult((), None, error="missing")
+    empty = h200_system(commands={QUERY: t, "nvidia-smi": t}, nvml_answer={"driver": None, "devices": []},
+                        executables={"nvidia-smi": "/usr/bin/nvidia-smi"})
+    with pytest.raises(ProbeFailed, match="NVML returned no driver version"):
+        N.probe_driver(empty)
+
+
+def test_probe_driver_asks_nvml_only_with_a_kernel_module():
+    sysm = FakeSystem(nvml_answer=_captured_nvml())  # no /proc/driver/nvidia, no /dev/nvidiactl
+    assert N.probe_driver(sysm) == [] and getattr(sysm, "nvml_calls", 0) == 0
 
 
 def test_probe_driver_old_nvidia_smi_without_compute_cap_uses_plain_report():
@@ -204,10 +235,7 @@ def test_probe_driver_old_nvidia_smi_without_compute_cap_uses_plain_report():
 
 def test_probe_driver_no_nvidia_at_all_is_empty():
     assert N.probe_driver(FakeSystem()) == []
-
-    def no_lib():
-        raise RuntimeError("NVML Shared Library Not Found")
-    assert N.probe_driver(FakeSystem(), nvml=no_lib) == []
+    assert N.probe_driver(FakeSystem(nvml_answer=RuntimeError("NVML Shared Library Not Found"))) == []
 
 
 @pytest.mark.parametrize("message", [

@@ -5,7 +5,7 @@ import re
 
 from conftest import REAL, run_cli
 
-from gpuvet.probes.system import FakeSystem
+from fakes import FakeSystem
 
 
 def test_live_check_header_names_the_host_the_kb_and_the_time():

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from conftest import run_cli
-from gpuvet.probes.system import FakeSystem
+from fakes import FakeSystem
 
 PY = sys.executable
 CUDA_FAIL = ("import sys; print('epoch 1 step 3'); sys.stdout.flush(); "

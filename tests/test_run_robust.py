@@ -14,7 +14,7 @@ import pytest
 from conftest import run_cli
 from gpuvet.app.env import Environment
 from gpuvet.cli.main import main
-from gpuvet.probes.system import FakeSystem
+from fakes import FakeSystem
 from secret_corpus import leaks, leaks_in_tree, secret_argv, secret_env, secret_log
 
 PY = sys.executable

@@ -162,7 +162,7 @@ def test_real_machine_os_packages_trees_and_container(tmp_path):
 
 def test_rocm_trees_and_the_active_one():
     from gpuvet.probes.stack_trees import gpu_trees
-    from gpuvet.probes.system import FakeSystem
+    from fakes import FakeSystem
 
     class Linked(FakeSystem):
         def realpath(self, path):

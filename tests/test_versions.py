@@ -27,7 +27,7 @@ from gpuvet.model.versions import (
 )
 from gpuvet.probes import framework
 from gpuvet.probes.pasted import parse_report
-from gpuvet.probes.system import FakeSystem
+from fakes import FakeSystem
 
 NGC = "2.6.0a0+ecf3bae40a.nv25.01"  # torch in NVIDIA's NGC PyTorch 25.01 container: built from a commit
 
@@ -134,3 +134,27 @@ def test_row_identity_tells_two_gpus_apart_and_matches_one_across_reports():
     p1 = row("packages", "pip", name="torch", version="2.8.0", location="pip")
     p2 = row("packages", "pip", name="torch", version="2.9.0", location="pip")
     assert p1.identity() == p2.identity() == ("packages", "torch", "pip")
+
+
+def test_parse_requirement_agrees_with_packaging_on_every_installed_requires_dist():
+    """The light PEP 508 split (no marker grammar imported: check's start-up) gives packaging's own
+    name and specifier for every Requires-Dist line of this environment, and rejects what it rejects."""
+    import importlib.metadata as md
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from gpuvet.model.versions import parse_requirement
+
+    lines = {line for d in md.distributions() for line in (d.requires or [])}
+    lines |= {"torch (>=2.1)", "torch==2.4.0; extra == 'gpu'", "torch[opt]>=2", "torch @ https://h/t.whl",
+              "Torch ( >=1.8 , <2 )", "torch>=2;", "1torch", "-torch", "torch ==2.0.*", "torch>=", "torch~=2.1",
+              "torch>=2.0,<3 ; python_version >= '3.9'", ""}
+    assert len(lines) > 50
+    for line in sorted(lines):
+        try:
+            r = Requirement(line)
+            want = (r.name, str(r.specifier))
+        except InvalidRequirement:
+            want = None
+        got = parse_requirement(line)
+        assert (got and (got[0], str(got[1]))) == want or (got is None and want is None), line

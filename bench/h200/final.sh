@@ -26,6 +26,10 @@ cat $D/machine.txt > $S
 t0=$(t); COLUMNS=80 python3 -m gpuvet check > $D/check-80.txt 2>&1; echo "check (80 cols) rc=$? wall=$(since $t0)s" >> $S
 python3 -m gpuvet check --format json -o $D/check.json > /dev/null 2>&1; echo "check json rc=$?" >> $S
 python3 -c "import json; d=json.load(open('$D/check.json')); print('score', d.get('score'), 'failed', [f['code'] for f in d['findings'] if f['outcome']=='failed'])" >> $S 2>&1
+# issue 10 (h10): ROCm kernel-file rules silent on NVIDIA, compiler range rule live on the real gcc and torch
+python3 -c "import json; d=json.load(open('$D/check.json')); print('issue10 h10:', [(f['code'], f['outcome'], f['title'][:110]) for f in d['findings'] if f['code'] in ('LIB026','LIB027','BLD050','ENV067')])" >> $S 2>&1
+HIP_CLANG_PATH=/nonexistent/llvm/bin python3 -m gpuvet check --select ENV065 --select ENV067 --format json -o $D/check-hipclang.json > /dev/null 2>&1; echo "check HIP_CLANG_PATH=/nonexistent rc=$? (1 expected)" >> $S
+python3 -c "import json; d=json.load(open('$D/check-hipclang.json')); print('  ', [(f['code'], f['outcome'], f['title'][:110]) for f in d['findings'] if f['outcome']=='failed'])" >> $S 2>&1
 COLUMNS=140 python3 -m gpuvet recommend > $D/recommend.txt 2>&1; echo "recommend rc=$?" >> $S
 # 2. issue 10's faults
 t0=$(t); OUT=$D timeout 200 bash bench/h200/faults.sh > $D/faults-log.txt 2>&1; echo "faults.sh rc=$? wall=$(since $t0)s" >> $S

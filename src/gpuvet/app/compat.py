@@ -131,11 +131,11 @@ def build_facts(desc: Description, kb: Any) -> tuple[Facts, list[str]]:
         # build rules (BLD040) judge a described GPU exactly as they judge a real one
         targets: list[str] = []
         targets_source = ""
-        if variant is not None and variant.arch is not None:
+        if variant is not None and release is not None and variant.arch is not None:
             targets = list(variant.arch) + [f"compute_{p[3:]}" for p in variant.ptx]
             targets_source = (f"KB torch_releases: official torch {release.version} {variant.name} wheel line "
                               f"({variant.source})")
-        elif variant is not None and variant.kind in ("cuda", "rocm"):
+        elif variant is not None and release is not None and variant.kind in ("cuda", "rocm"):
             gaps.append(f"the KB has no verified arch list for torch {release.version} {variant.name}")
         facts.add([row("framework_builds", SOURCE, name="torch", version=torch_version, cuda=cuda, hip=hip,
                        debug=False, git_version="", channel=channel, targets=targets, targets_source=targets_source,

@@ -63,6 +63,46 @@ def _load_toml(path: str) -> dict[str, Any]:
         raise UsageError(f"{path}: not valid TOML: {exc}") from None
 
 
+def may_hold_gpuvet_table(raw: bytes) -> bool:
+    """Whether a pyproject.toml's bytes can hold a ``[tool.gpuvet]`` table (in any TOML spelling:
+    a header, dotted keys, a key under ``[tool]``, an inline table).  Never False when there is one:
+    it answers True for anything it cannot rule out (a multi-line string, a line it cannot place), so
+    only a file that is certainly without it skips the TOML parser (check's start-up)."""
+    if b"gpuvet" not in raw:
+        return False
+    if b'"""' in raw or b"'''" in raw:
+        return True
+
+    def norm(b: bytes) -> bytes:
+        return b.replace(b" ", b"").replace(b"\t", b"").replace(b'"', b"").replace(b"'", b"")
+
+    table = b""
+    for line in raw.splitlines():
+        s = line.strip()
+        if s.startswith(b"["):
+            end = s.find(b"]")
+            table = norm(s[:end if end >= 0 else len(s)].lstrip(b"["))
+            if table.startswith(b"tool.gpuvet") or b"gpuvet" in table and end < 0:
+                return True
+            continue
+        if b"gpuvet" not in line:
+            continue
+        key = norm(s.split(b"=", 1)[0])
+        full = table + b"." + key if table else key
+        if full.startswith(b"tool.gpuvet") or full == b"tool" or (not table and key.startswith(b"tool")):
+            return True
+    return False
+
+
+def _mentions_gpuvet(path: str) -> bool:
+    """``may_hold_gpuvet_table`` of a file; an unreadable file answers True (reading it reports why)."""
+    try:
+        with open(path, "rb") as fh:
+            return may_hold_gpuvet_table(fh.read())
+    except OSError:
+        return True
+
+
 def find(cwd: str, environ: Mapping[str, str]) -> tuple[str | None, dict[str, Any]]:
     """The configuration file that applies in ``cwd`` and its gpuvet table (empty when none)."""
     d = os.path.abspath(cwd)
@@ -71,9 +111,12 @@ def find(cwd: str, environ: Mapping[str, str]) -> tuple[str | None, dict[str, An
             p = os.path.join(d, name)
             if not os.path.isfile(p):
                 continue
+            if name == "pyproject.toml" and not _mentions_gpuvet(p):
+                continue  # no [tool.gpuvet] can be in it: not parsed (check's start-up)
             doc = _load_toml(p)
             if name == "pyproject.toml":
-                tool = doc.get("tool") if isinstance(doc.get("tool"), dict) else {}
+                found = doc.get("tool")
+                tool = found if isinstance(found, dict) else {}
                 if "gpuvet" not in tool:
                     continue
                 table = tool["gpuvet"]

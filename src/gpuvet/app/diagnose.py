@@ -299,14 +299,20 @@ def run(opts: DiagnoseOptions, env: Environment) -> Report | None:
         report = diagnose_stream(open_log_stdin(env), "<stdin>", live)
     else:
         assert opts.log is not None
-        if check_log_file(opts.log) < 0:  # a FIFO, /dev/stdin, a device: one pass, as a stream
+        size = check_log_file(opts.log)
+        if size < 0:  # a FIFO, /dev/stdin, a device: one pass, as a stream
             with open_input(opts.log, "log") as fh:
                 report = diagnose_stream(open_log_stream(fh, opts.log), opts.log, live)
         else:
             try:
                 report = diagnose_path(opts.log, live, fast=opts.fast, system=env.system())
+                now = os.stat(opts.log).st_size
             except OSError as exc:
                 raise GpuvetError(f"cannot read log {opts.log}: {exc.strerror or exc}") from None
+            if now < size:  # truncated or rewritten while read: the diagnosis saw part of it
+                from .inputs import warn_shrank
+
+                warn_shrank(env, opts.log, size, now)
     return None if report is None else stamp(report, env, started_wall, started, live=opts.here)
 
 

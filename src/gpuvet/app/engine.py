@@ -149,9 +149,9 @@ def _run_one(chk: Check, ctx: Context) -> Iterable[Finding]:
         if ctx.facts.origin == "pasted" and not _DECIDED_BY_FACTS.search(skips[0].reason):
             # pasted text is partial: "no hipcc" there means the text does not show one, never "not
             # installed", and is not a pass either; the renderer says what to paste (Finding.missing)
-            absent = _absent_tables(chk, ctx.facts, skips[0].reason)
+            not_shown = _absent_tables(chk, ctx.facts, skips[0].reason)
             yield _finding(chk, Outcome.UNKNOWN, f"could not check: not in the pasted text ({skips[0].reason})",
-                           missing=absent)
+                           missing=not_shown)
             return
         yield _finding(chk, Outcome.SKIPPED, skips[0].reason)
         return
@@ -248,6 +248,11 @@ def gpu_usable(facts: Facts, findings: Sequence[Finding]) -> dict[str, str]:
         if errs:
             return {"state": "unknown", "framework": "",
                     "text": f"GPU usable: not known: the framework build could not be read ({errs[0]})"}
+        # a GPU no framework can use (its kernel driver is not loaded) is known without the framework
+        dead = [f for f in findings if f.failed and not f.acknowledged and f.severity >= Severity.ERROR
+                and (f.component == "driver" or f.cause == "device-access")]
+        if dead:
+            return {"state": "no", "framework": "", "text": f"GPU usable: no: {dead[0].title}"}
         if pasted:
             return {"state": "unknown", "framework": "",
                     "text": "GPU usable: not known: the text shows no framework build "

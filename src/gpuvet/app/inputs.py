@@ -43,10 +43,7 @@ def read_text_input(path: str, env: Environment, what: str = "input",
             raise GpuvetError(f"cannot read {what} {path}: {exc.strerror}") from None
         source = path
         if stat.S_ISREG(st.st_mode) and len(data) < min(st.st_size, max_bytes):
-            import sys
-
-            print(f"gpuvet: warning: {path} shrank while it was read ({st.st_size} -> {len(data)} bytes)",
-                  file=sys.stderr)
+            warn_shrank(env, path, st.st_size, len(data))
     if len(data) > max_bytes:
         raise GpuvetError(f"{what} {source} is larger than {max_bytes // 2**20} MiB; a pasted report is expected to be smaller")
     if not data.strip():
@@ -54,6 +51,15 @@ def read_text_input(path: str, env: Environment, what: str = "input",
     if looks_binary(data):
         raise GpuvetError(f"{what} {source} is binary data, not text output of a tool")
     return data.decode("utf-8", errors="replace"), source
+
+
+def warn_shrank(env: Environment, path: str, before: int, after: int) -> None:
+    """One warning line on stderr: the file got shorter while gpuvet read it (truncated, rotated, rewritten);
+    what was read is used, and may end mid-line."""
+    try:
+        env.stderr.write(f"gpuvet: warning: {path} shrank while it was read ({before} -> {after} bytes)\n")
+    except (OSError, ValueError):
+        pass
 
 
 def stat_input(path: str, what: str) -> os.stat_result:
@@ -80,7 +86,7 @@ FIFO_WAIT_S = 10.0  # how long a FIFO / character device may stay silent before 
 BLANK_SCAN = 64 * 1024 * 1024  # how much leading blank space is read looking for text
 
 
-def open_input(path: str, what: str = "input", st: os.stat_result | None = None):
+def open_input(path: str, what: str = "input", st: os.stat_result | None = None) -> IO[bytes]:
     """A binary file object for ``path``.  A FIFO or character device is opened without blocking and
     waited on for at most ``FIFO_WAIT_S`` (``GPUVET_FIFO_WAIT``): one with no writer is refused, never
     waited on forever."""
@@ -107,7 +113,7 @@ def open_input(path: str, what: str = "input", st: os.stat_result | None = None)
         raise
 
 
-def _blank_prefix(fh, first: bytes) -> bytes:
+def _blank_prefix(fh: IO[bytes], first: bytes) -> bytes:
     """``first`` plus what follows while it is all blank (bounded): the text's first non-blank bytes, or b""."""
     head = first
     while not head.strip() and len(head) < BLANK_SCAN:  # past that much blank space the scan decides
@@ -167,7 +173,7 @@ def open_log_stdin(env: Environment) -> Peek:
     return open_log_stream(stream, "<stdin>")
 
 
-def open_log_stream(stream, name: str) -> Peek:
+def open_log_stream(stream: IO[bytes], name: str) -> Peek:
     """A binary stream (stdin, a FIFO) as a log, refused early when it is empty (blank) or binary."""
     try:
         first = stream.read(8192) or b""

@@ -14,7 +14,7 @@ from typing import Any
 
 from gpuvet.checks.gpu import gpu_arch
 from gpuvet.kb import query as q
-from gpuvet.model import Facts, Report
+from gpuvet.model import Facts, Report, ReportExtra
 
 
 @dataclass
@@ -83,23 +83,23 @@ def judge(release: q.TorchRelease, variant: q.Variant, m: Machine, kb: Any) -> l
                 if vendor == m.vendor and not q.runs_on(arch, variant.arch, variant.ptx):
                     why.append(f"no code for {name} ({arch})")
     if variant.kind == "cuda":
-        if m.driver_cuda:
-            if q.minor_of(variant.version) > q.minor_of(m.driver_cuda) and \
-                    minor_compat(variant, m, kb) is None:
+        line_cuda, driver_cuda = q.minor_of(variant.version), q.minor_of(m.driver_cuda)
+        if line_cuda is not None and driver_cuda is not None:
+            if line_cuda > driver_cuda and minor_compat(variant, m, kb) is None:
                 need = q.min_driver_for_cuda(kb, variant.version)
                 why.append(f"needs CUDA {variant.version}" + (f" (driver >= {need['min_driver_linux']})" if need else "")
                            + f"; driver {m.driver} supports CUDA {m.driver_cuda}")
     if m.python and release.python_min and release.python_max:
-        py = q.minor_of(m.python)
-        if not q.minor_of(release.python_min) <= py <= q.minor_of(release.python_max):
+        py, lo, hi = q.minor_of(m.python), q.minor_of(release.python_min), q.minor_of(release.python_max)
+        if py is not None and lo is not None and hi is not None and not lo <= py <= hi:
             why.append(f"Python {m.python} is outside {release.python_min}..{release.python_max}")
     elif m.python:
         why.append("the KB records no Python range for this release")
     if m.glibc and release.manylinux:
-        need = q.manylinux_glibc(kb, release.manylinux)
-        have_v, need_v = q.parse_version(m.glibc), q.parse_version(need)
+        glibc = q.manylinux_glibc(kb, release.manylinux)
+        have_v, need_v = q.parse_version(m.glibc), q.parse_version(glibc)
         if have_v is not None and need_v is not None and have_v < need_v:
-            why.append(f"glibc {m.glibc} < {need} ({release.manylinux})")
+            why.append(f"glibc {m.glibc} < {glibc} ({release.manylinux})")
     return why
 
 
@@ -110,11 +110,13 @@ def minor_compat(variant: q.Variant, m: Machine, kb: Any) -> str | None:
     drv = q.parse_version(m.driver or "")
     if have is None or need is None or drv is None or need <= have or need[0] != have[0]:
         return None
-    floors = [(q.parse_version(str(e.get("minor_compat_min_driver_linux"))), str(e.get("minor_compat_min_driver_linux")))
-              for e in (kb.table("cuda_toolkits") if kb is not None else [])
-              if q.minor_of(e.get("cuda")) and q.minor_of(e.get("cuda"))[0] == need[0]
-              and e.get("minor_compat_min_driver_linux")]
-    floors = [f for f in floors if f[0] is not None]
+    floors: list[tuple[q.Version, str]] = []
+    for e in (kb.table("cuda_toolkits") if kb is not None else []):
+        family = q.minor_of(e.get("cuda"))
+        text = str(e.get("minor_compat_min_driver_linux") or "")
+        floor = q.parse_version(text) if text else None
+        if family is not None and family[0] == need[0] and floor is not None:
+            floors.append((floor, text))
     if not floors or drv < min(floors)[0]:
         return None
     return (f"CUDA {variant.version} on a CUDA {m.driver_cuda} driver runs under CUDA minor-version compatibility "
@@ -129,7 +131,7 @@ def install_command(release: q.TorchRelease, variant: q.Variant) -> str:
     return "pip install " + " ".join(pkgs) + f" --index-url {variant.index_url}"
 
 
-def recommend(facts: Facts, kb: Any, limit: int = 5) -> dict[str, Any]:
+def recommend(facts: Facts, kb: Any, limit: int = 5) -> ReportExtra:
     """The newest fitting build, other fitting builds (newest per release), and the newer ones skipped."""
     m = machine_of(facts, kb)
     notes: list[str] = []
@@ -178,12 +180,12 @@ def recommend(facts: Facts, kb: Any, limit: int = 5) -> dict[str, Any]:
             break
     installed = None
     if m.torch:
-        rel = q.torch_release(kb, m.torch)
-        if rel is not None:
-            v = q.find_variant(rel, tag=q.local_tag(m.torch), kind="cuda" if m.vendor == "nvidia" else "")
-            if v is not None:
-                why = judge(rel, v, m, kb)
-                installed = {"torch": m.torch, "variant": v.name, "fits": not why, "why": why}
+        own = q.torch_release(kb, m.torch)
+        if own is not None:
+            line = q.find_variant(own, tag=q.local_tag(m.torch), kind="cuda" if m.vendor == "nvidia" else "")
+            if line is not None:
+                why = judge(own, line, m, kb)
+                installed = {"torch": m.torch, "variant": line.name, "fits": not why, "why": why}
     return {"machine": m.to_dict(), "recommendation": fits[0] if fits else None, "alternatives": fits[1:],
             "installed": installed, "skipped_newer": skipped[:12], "notes": notes}
 

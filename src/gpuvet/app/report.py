@@ -61,6 +61,7 @@ def run(opts: ReportOptions, env: Environment) -> tuple[Report, dict[str, Any], 
 
     raw: dict[str, Any] = {}
     if opts.record:
+        raw["cpu"] = _cpu(env.system())  # for the bundle's issue text; not a recorded probe output
         rec = _recording_system(env, opts.python, raw)
         env = replace(env, system_factory=lambda: rec)
     started = time.monotonic()
@@ -132,14 +133,10 @@ def _stack(report: Report):
     return stack_lines(report.facts) if report.facts is not None else []
 
 
-def _cpu(raw: dict[str, Any]) -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+def _cpu(system: Any) -> str:
+    for line in (system.read_text("/proc/cpuinfo", limit=64 * 1024) or "").splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
     return ""
 
 
@@ -151,7 +148,7 @@ def write_bundle(path: str, report: Report, now: dict[str, Any], raw: dict[str, 
     from gpuvet.render.version_report import render_report_html, render_report_markdown
 
     report.extra["_raw_commands"] = raw.get("commands", {})
-    now = dict(now, _cpu=_cpu(raw))
+    now = dict(now, _cpu=raw.get("cpu", ""))
     members: dict[str, str] = {
         "README.txt": ("gpuvet bug-report bundle. Every file was passed through gpuvet's redactor (tokens, passwords,\n"
                        "keys, credentials in URLs and secret-named variables are masked as ***).\n\n"
@@ -193,7 +190,9 @@ def write_bundle(path: str, report: Report, now: dict[str, Any], raw: dict[str, 
 
 
 def report_for_json(report: Report) -> Report:
-    return replace(report, command="check", extra={k: v for k, v in report.extra.items() if not k.startswith("_")})
+    extra = report.extra.copy()
+    extra.pop("_raw_commands", None)  # the one private key (ReportExtra): never rendered
+    return replace(report, command="check", extra=extra)
 
 
 def _safe(name: str) -> str:

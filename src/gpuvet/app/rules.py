@@ -31,40 +31,40 @@ def sig_summary(s: dict[str, Any]) -> str:
 
 
 def list_rules(env: Any = None) -> Report:
-    """Every check and every log signature (``extra``: {"checks": [...], "signatures": [...]})."""
+    """Every check and every log signature (``document``: {"checks": [...], "signatures": [...]})."""
     from gpuvet.checks.registry import all_checks
 
     sigs = signatures()
     doc = {"checks": [rule_dict(c) for c in all_checks()],
            "signatures": [{"id": sig_id(s), "summary": sig_summary(s), "cause": s.get("cause", "")} for s in sigs]}
-    return Report(command="rules", extra=doc)
+    return Report(command="rules", document=doc)
 
 
 def show_rule(code: str, env: Any = None) -> Report:
-    """One check (by code or name) or log signature; ``meta["kind"]`` says which, ``extra`` is its document."""
+    """One check (by code or name) or log signature; ``meta["kind"]`` says which, ``document`` is its document."""
     from gpuvet.checks.registry import get
 
     chk = get(code)
     if chk is not None:
-        return Report(command="rule", meta={"kind": "check"}, extra=rule_dict(chk))
+        return Report(command="rule", meta={"kind": "check"}, document=rule_dict(chk))
     from gpuvet.validate.findings import rule_doc
 
     val = rule_doc(code)
     if val is not None:  # validate / bench / scan findings
-        return Report(command="rule", meta={"kind": "check"}, extra=val)
+        return Report(command="rule", meta={"kind": "check"}, document=val)
     sig = next((s for s in signatures() if sig_id(s).lower() == code.lower()), None)
     if sig is None:
         raise UsageError(f"no check or signature {code!r} (gpuvet rules lists them)")
-    return Report(command="rule", meta={"kind": "signature"}, extra=dict(sig))
+    return Report(command="rule", meta={"kind": "signature"}, document=dict(sig))
 
 
 def kb_info(env: Any = None) -> Report:
-    """KB version, date and what each table covers (``extra``: {"version", "date", "tables"})."""
+    """KB version, date and what each table covers (``document``: {"version", "date", "tables"})."""
     from gpuvet import kb as kbmod
     from gpuvet.kb import query as q
 
     k = kbmod.load()
-    return Report(command="kb-info", extra={"version": k.version, "date": k.date, "tables": q.coverage(k)})
+    return Report(command="kb-info", document={"version": k.version, "date": k.date, "tables": q.coverage(k)})
 
 
 def all_codes(with_signatures: bool = True) -> list[str]:

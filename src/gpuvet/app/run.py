@@ -34,13 +34,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from gpuvet.model.redact import MASK, is_secret_name, redact_argv, redact_env, redact_text
+from gpuvet.probes.system import System
 
 from .env import Environment
 
 DEFAULT_LOG_CAP = 8 * 1024 * 1024  # bytes of output.log: the first half and the last half kept
 MAX_KEPT_LINES = 4000  # lines of the omitted middle kept for the diagnosis (prefilter hits)
 MAX_KEPT_LINE = 4096
-READ_SIZE = 1 << 16  # a pipe holds 64 KiB; a larger buffer costs an mmap per read
 GRACE_S = 10.0
 
 # --debug: synchronous launches and verbose logging, per the vendors' debugging guides
@@ -70,17 +70,40 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 # ----------------------------------------------------------------------------------------- capture
 SENTINEL = "gpuvet-end-of-output-7f3a9c"  # fed last to grep: its line number counts the middle's lines
-MIDDLE_QUEUE = 64 * 1024 * 1024
-FEED_BATCH = 1 << 20  # bytes of omitted output waiting for the prefilter; past that, only newlines
+MIDDLE_QUEUE = 64 * 1024 * 1024  # bytes of omitted output waiting for grep; past that, only their newlines
+PIPE_SIZE = 1 << 20  # F_SETPIPE_SZ for the child's pipes and grep's: fewer, larger reads and wake-ups
+COALESCE_BYTES = 64 * 1024  # a read smaller than this: wait COALESCE_S before the next one
+COALESCE_S = 0.001
+F_SETPIPE_SZ = 1031  # Linux fcntl.h (fcntl.F_SETPIPE_SZ from Python 3.10 on)
+
+
+def _grow_pipe(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", F_SETPIPE_SZ), PIPE_SIZE)
+    except (OSError, ImportError, ValueError):  # not Linux, or over the user's pipe-buffer quota: 64 KiB it is
+        pass
+
+
+def middle_patterns() -> list[str]:
+    """The prefilter for the omitted middle: every signature pattern (the KB table, not compiled: compiling the
+    catalog costs ~0.2 s and is only needed at the end) and the fact patterns."""
+    from gpuvet import kb
+    from gpuvet.logs.extract import PREFILTER_PATTERNS
+
+    return [p for e in kb.load().table("signatures") for p in e["patterns"]] + list(PREFILTER_PATTERNS)
 
 
 class MiddleScan:
-    """The omitted middle of the output, streamed through ``grep -a -n -E -f PATTERNS`` with the signatures'
-    own patterns (a DFA matcher in its own process: off the pass-through path, outside the GIL); the lines it
-    prints are kept, bounded.  Line numbers are grep's (1 = the middle's first line).  Should grep fall behind,
-    a queued block is replaced by its newlines, so the numbering stays right."""
+    """The omitted middle of the output, streamed through ``grep -a -n -E -f PATTERNS`` (a DFA matcher in its
+    own process, off the pass-through path).  No thread of its own: the pump's poll loop writes to grep's
+    (non-blocking) stdin when it can take more and reads grep's output when there is some.  The lines grep
+    prints are kept, bounded.  Line numbers are grep's (1 = the middle's first line).  Should grep fall
+    behind by more than ``MIDDLE_QUEUE`` bytes, a queued block is replaced by its newlines, so the numbering
+    stays right."""
 
-    def __init__(self, grep: str, patterns: Sequence[str]):
+    def __init__(self, grep: str, patterns: Sequence[str], system: System | None = None):
         import tempfile
 
         fd, self.pfile = tempfile.mkstemp(prefix="gpuvet-patterns-", suffix=".txt")  # 0600, unpredictable
@@ -90,76 +113,146 @@ class MiddleScan:
         self.newlines = 0  # newlines in what was fed: from the line number grep gives the sentinel
         self.dropped_lines = 0
         self.skipped_bytes = 0
-        self._q: deque[bytes | None] = deque()
+        self._q: deque[bytes] = deque()
+        self._off = 0  # bytes of _q[0] already written
         self._queued = 0
-        self._cond = threading.Condition()
-        self.proc = subprocess.Popen([grep, "-a", "-n", "-E", "-f", self.pfile], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=dict(os.environ, LC_ALL="C"), start_new_session=True)
-        self._threads = [threading.Thread(target=self._write, daemon=True),
-                         threading.Thread(target=self._read, daemon=True)]
-        for t in self._threads:
-            t.start()
+        self._partial = b""  # grep's last, incomplete output line
+        self._skip_rest = False  # inside an over-long output line: drop until its newline
+        self.closing = False
+        self.in_open = True
+        self.out_open = True
+        try:
+            self.proc = (system or System()).spawn([grep, "-a", "-n", "-E", "-f", self.pfile], {"LC_ALL": "C"},
+                                                   stdin_pipe=True, new_session=True)
+        except (OSError, ValueError):
+            self._unlink()
+            raise
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.in_fd, self.out_fd = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        os.set_blocking(self.in_fd, False)  # our own pipe: a full one never stalls the pass-through
+        _grow_pipe(self.in_fd)
+        _grow_pipe(self.out_fd)
 
-    def feed(self, data: bytes) -> None:
-        with self._cond:
-            if self._queued + len(data) > MIDDLE_QUEUE:
-                self.skipped_bytes += len(data)
-                data = b"\n" * data.count(b"\n")
+    def feed(self, data: bytes, replaced: bool = False) -> None:
+        """Queue a block for grep (``replaced``: already only the newlines of a block nobody will scan)."""
+        if not replaced and self._queued + len(data) > MIDDLE_QUEUE:
+            self.skipped_bytes += len(data)
+            data = b"\n" * data.count(b"\n")
+        if data:
             self._q.append(data)
             self._queued += len(data)
-            self._cond.notify()
 
-    def _write(self) -> None:
-        assert self.proc.stdin is not None
-        while True:
-            with self._cond:
-                while not self._q:
-                    self._cond.wait()
-                data = self._q.popleft()
-                if data is not None:
-                    self._queued -= len(data)
-            if data is None:
-                break
+    @property
+    def wants_write(self) -> bool:
+        return self.in_open and bool(self._q)
+
+    def on_writable(self) -> None:
+        """Write what grep's pipe takes now; close its stdin once everything (and the sentinel) is in."""
+        while self._q:
+            blk = self._q[0]
             try:
-                self.proc.stdin.write(data)
-            except (OSError, ValueError):
+                n = os.write(self.in_fd, memoryview(blk)[self._off:])
+            except BlockingIOError:
+                return
+            except OSError:  # grep died: what is queued is lost, the numbering with it (counted at the end)
+                self._q.clear()
+                self._queued = 0
                 break
+            self._off += n
+            if self._off < len(blk):
+                return
+            self._q.popleft()
+            self._queued -= len(blk)
+            self._off = 0
+        if self.closing:
+            self._close_in()
+
+    def _close_in(self) -> None:
+        if self.in_open:
+            self.in_open = False
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+            except OSError:
+                pass
+
+    def on_readable(self) -> None:
         try:
-            self.proc.stdin.close()
+            data = os.read(self.out_fd, PIPE_SIZE)
         except OSError:
-            pass
+            data = b""
+        if not data:
+            self.out_open = False
+            return
+        lines = data.split(b"\n")
+        lines[0] = self._partial + lines[0] if not self._skip_rest else b""
+        if self._skip_rest and len(lines) > 1:
+            self._skip_rest = False
+            lines = lines[1:]
+        elif self._skip_rest:
+            return
+        self._partial = lines.pop()
+        if len(self._partial) > 2 * MAX_KEPT_LINE:  # an endless matching line: keep its start only
+            self._take(self._partial)
+            self._partial, self._skip_rest = b"", True
+        for raw in lines:
+            self._take(raw)
 
-    def _read(self) -> None:
-        from gpuvet.logs.match import iter_lines
+    def _take(self, raw: bytes) -> None:
+        num, sep, rest = raw.partition(b":")
+        if not sep or not num.isdigit():
+            return
+        if rest == SENTINEL.encode():
+            self.newlines = int(num) - 2  # fed + "\n" + sentinel: the sentinel is line newlines + 2
+            return
+        if len(self.kept) < MAX_KEPT_LINES:
+            self.kept.append((int(num), rest[:MAX_KEPT_LINE]))
+        else:
+            self.dropped_lines += 1
 
-        assert self.proc.stdout is not None
-        for _, raw in iter_lines(self.proc.stdout, max_line=2 * MAX_KEPT_LINE):
-            num, sep, rest = raw.partition(b":")
-            if not sep or not num.isdigit():
-                continue
-            if rest == SENTINEL.encode():
-                self.newlines = int(num) - 2  # fed + "\n" + sentinel: the sentinel is line newlines + 2
-                continue
-            if len(self.kept) < MAX_KEPT_LINES:
-                self.kept.append((int(num), rest[:MAX_KEPT_LINE]))
-            else:
-                self.dropped_lines += 1
+    def close_input(self) -> None:
+        """Everything is fed: the sentinel goes last; grep's stdin closes once the queue is written."""
+        if not self.closing:
+            self.closing = True
+            self._q.append(b"\n" + SENTINEL.encode() + b"\n")  # never dropped: it carries the count
 
-    def close(self, timeout: float = 30.0) -> None:
-        with self._cond:
-            self._q.append(b"\n" + SENTINEL.encode() + b"\n")
-            self._q.append(None)
-            self._cond.notify()
+    def drain(self, timeout: float = 30.0) -> None:
+        """Finish on our own (no more output to pass through): write the rest, read all of grep's output."""
+        import select
+
+        self.close_input()
         end = time.monotonic() + timeout
-        for t in self._threads:
-            t.join(max(0.0, end - time.monotonic()))
-        if self.proc.poll() is None:
+        while self.out_open and time.monotonic() < end:
+            want = [self.out_fd]
+            wr = [self.in_fd] if self.wants_write else []
+            if not wr and self.in_open:
+                self._close_in()
+            try:
+                r, w, _ = select.select(want, wr, [], max(0.0, end - time.monotonic()))
+            except InterruptedError:  # pragma: no cover - PEP 475 retries
+                continue
+            if w:
+                self.on_writable()
+            if r:
+                self.on_readable()
+        self.stop()
+
+    def stop(self) -> None:
+        self._close_in()
+        if self.proc.poll() is None and self.out_open:
             _killpg(self.proc.pid, signal.SIGKILL)
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
+            _killpg(self.proc.pid, signal.SIGKILL)
+        try:
+            assert self.proc.stdout is not None
+            self.proc.stdout.close()
+        except OSError:
             pass
+        self._unlink()
+
+    def _unlink(self) -> None:
         try:
             os.unlink(self.pfile)
         except OSError:
@@ -167,8 +260,10 @@ class MiddleScan:
 
 
 class Capture:
-    """The child's output in bounded memory: head, tail ring, and the lines of the omitted middle that the
-    signatures' prefilter picks (via :class:`MiddleScan`)."""
+    """The child's output in bounded memory: the head (the first ``cap/2`` bytes), the tail (a ring of the
+    blocks read, whole: nothing is copied or sliced while the job runs; it may hold one block more than
+    ``cap/2`` until ``trim``), and the lines of the omitted middle that the signatures' prefilter picks.
+    Evicted blocks go to ``on_evict`` (the pump hands them to grep)."""
 
     def __init__(self, cap: int = DEFAULT_LOG_CAP):
         self.head_cap = max(1, cap // 2)
@@ -179,17 +274,13 @@ class Capture:
         self.total = 0
         self.lines = 0  # newlines seen
         self.evicted = 0  # bytes dropped from the middle
-        self.middle_lines = 0  # newlines in the omitted middle (counted by grep, see MiddleScan.close)
-        self.count_evicted = False
-        self.on_first_evict: Callable[[], None] | None = None
+        self.middle_lines = 0  # newlines in the omitted middle
+        self.unscanned = 0  # bytes of the middle the prefilter never saw (it fell too far behind): only counted
         self.middle_first_line = 0  # line number of the middle's first byte (once there is a middle)
         self.kept: list[tuple[int, bytes]] = []  # (line number, line) of the middle
-        self.middle: MiddleScan | None = None
-        self._batch: list[bytes] = []
-        self._batch_bytes = 0
-        self._pending: list[bytes] = []  # evicted before the prefilter was ready
-        self._pending_bytes = 0
+        self.on_evict: Callable[[bytes], None] | None = None
         self.last = b"\n"
+        self.closed = False  # finished: nothing more is added
         self.lock = threading.Lock()
 
     @property
@@ -199,77 +290,46 @@ class Capture:
     def add(self, data: bytes) -> None:
         if not data:
             return
-        with self.lock:
-            self.last = data[-1:]
-            self.total += len(data)
-            room = self.head_cap - len(self.head)
-            if room > 0:
-                part = data[:room]
-                self.head += part
-                data = data[room:]
-                if not data:
-                    return
-            self.tail.append(bytes(data))
-            self.tail_bytes += len(data)
-            while self.tail_bytes > self.tail_cap:
-                blk = self.tail.popleft()
-                excess = self.tail_bytes - self.tail_cap
-                if len(blk) <= excess:
-                    self._evict(blk)
-                else:
-                    self._evict(blk[:excess])
-                    self.tail.appendleft(blk[excess:])
+        self.last = data[-1:]
+        self.total += len(data)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            if len(data) <= room:
+                return
+            data = data[room:]
+        tail = self.tail
+        tail.append(data)
+        self.tail_bytes += len(data)
+        while self.tail_bytes - len(tail[0]) >= self.tail_cap:  # whole blocks only: no copy
+            self._evict(tail.popleft())
+
+    def trim(self) -> None:
+        """The end of the output: cut the tail to exactly ``cap/2`` bytes (the cut goes to the middle)."""
+        excess = self.tail_bytes - self.tail_cap
+        if excess > 0:
+            blk = self.tail.popleft()
+            self._evict(blk[:excess])
+            self.tail.appendleft(blk[excess:])
 
     def _evict(self, blk: bytes) -> None:
-        if not self.evicted and self.on_first_evict is not None:
-            self.on_first_evict()  # the prefilter is started only when there is a middle to scan
         self.tail_bytes -= len(blk)
         self.evicted += len(blk)
-        if self.count_evicted:  # no prefilter process to count them for us
+        if self.on_evict is not None:
+            self.on_evict(blk)
+        else:
             self.middle_lines += blk.count(b"\n")
-        if self.middle is not None:  # in batches: one hand-over to the feeding thread per MiB, not per read
-            self._batch.append(blk)
-            self._batch_bytes += len(blk)
-            if self._batch_bytes >= FEED_BATCH:
-                self.middle.feed(b"".join(self._batch))
-                self._batch, self._batch_bytes = [], 0
-            return
-        if self._pending_bytes + len(blk) > MIDDLE_QUEUE:
-            blk = b"\n" * blk.count(b"\n")
-        self._pending.append(blk)
-        self._pending_bytes += len(blk)
 
-    def start_middle(self, scan: MiddleScan | None) -> None:
-        with self.lock:
-            self.middle = scan
-            if scan is not None:
-                for blk in self._pending:
-                    scan.feed(blk)
-            else:
-                self.count_evicted = True
-                self.middle_lines += sum(b.count(b"\n") for b in self._pending)
-            self._pending, self._pending_bytes = [], 0
-
-    def finish(self) -> None:
-        """The child is gone: wait for the prefilter, collect the middle lines it kept, count the lines."""
-        scan = self.middle
+    def finish(self, scan: MiddleScan | None = None) -> None:
+        """The output has ended (``scan``: the prefilter that read the middle, finished): the line count and
+        the middle's kept lines with their numbers in the whole output.  The caller holds ``lock``."""
+        head_nl = self.head.count(b"\n")
+        self.middle_first_line = head_nl + 1
         if scan is not None:
-            with self.lock:
-                if self._batch:
-                    scan.feed(b"".join(self._batch))
-                    self._batch, self._batch_bytes = [], 0
-            scan.close()
-        elif not self.count_evicted:  # the prefilter never started: count what is still pending
-            self.middle_lines += sum(b.count(b"\n") for b in self._pending)
-            self._pending = []
-        with self.lock:
-            head_nl = self.head.count(b"\n")
-            self.middle_first_line = head_nl + 1
-            if scan is not None:
-                self.middle_lines = scan.newlines
-                self.kept = [(self.middle_first_line + n - 1, ln) for n, ln in scan.kept]
-                self.middle = None
-            self.lines = head_nl + self.middle_lines + sum(b.count(b"\n") for b in self.tail)
+            self.middle_lines = scan.newlines
+            self.unscanned += scan.skipped_bytes
+            self.kept = [(self.middle_first_line + n - 1, ln) for n, ln in scan.kept]
+        self.lines = head_nl + self.middle_lines + sum(b.count(b"\n") for b in self.tail)
 
     def tail_bytes_joined(self) -> bytes:
         return b"".join(self.tail)
@@ -302,6 +362,8 @@ class Capture:
             marker = (f"\n[gpuvet: {self.evicted} bytes of output omitted here; output.log keeps the first "
                       f"{len(self.head)} and the last {len(tail)} bytes of {self.total} (--log-cap)]\n").encode()
             return bytes(self.head) + marker + tail
+
+
 
 
 # ----------------------------------------------------------------------------------------- streams
@@ -444,58 +506,191 @@ class _Forwarder:
                 pass
 
 
+class _Pump:
+    """The one I/O loop, in one thread (so the main thread stays free for the time-out and the signals even
+    while a stalled reader of ours blocks a write): ``poll`` over the child's stdout and stderr and, once the
+    output overflows the cap, grep's pipes.  Reads are up to 1 MiB (the child's pipes are grown to 1 MiB),
+    each block goes straight to its stream with ``os.write`` and, by reference, into the capture; no line is
+    looked at here."""
+
+    def __init__(self, streams: list[tuple[int, Sink]], cap: Capture,
+                 middle: Callable[[], MiddleScan | None] | None):
+        self.streams = dict(streams)
+        self.cap = cap
+        self.middle = middle
+        self.scan: MiddleScan | None = None
+        self._starting: threading.Thread | None = None
+        self._started: list[MiddleScan | None] = []  # filled by the starter thread
+        self._pending: list[tuple[bytes, bool]] = []  # evicted before grep was ready (block, replaced)
+        self._pending_bytes = 0
+        self._count_here = middle is None  # no prefilter: count the middle's newlines ourselves
+        self.streams_done = threading.Event()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="gpuvet-run-pump", daemon=True)
+        cap.on_evict = self._evict
+
+    def start(self) -> None:
+        self.thread.start()
+
+    # the middle -------------------------------------------------------------------------------------------
+    def _evict(self, blk: bytes) -> None:
+        if self.scan is not None:
+            self.scan.feed(blk)
+            return
+        if self._count_here:
+            self.cap.middle_lines += blk.count(b"\n")
+            return
+        if self._starting is None:  # the first eviction: load the patterns and start grep off this thread
+            assert self.middle is not None
+            factory = self.middle
+
+            def start() -> None:
+                try:
+                    self._started.append(factory())
+                except Exception:  # noqa: BLE001 - without it the middle lines are not kept; the run goes on
+                    self._started.append(None)
+
+            self._starting = threading.Thread(target=start, name="gpuvet-run-prefilter", daemon=True)
+            self._starting.start()
+        replaced = self._pending_bytes + len(blk) > MIDDLE_QUEUE
+        if replaced:
+            self.cap.unscanned += len(blk)
+            blk = b"\n" * blk.count(b"\n")
+        self._pending.append((blk, replaced))
+        self._pending_bytes += len(blk)
+
+    def _adopt(self) -> None:
+        """The starter thread has finished: hand the pending blocks to grep (or count them)."""
+        scan = self._started[0]
+        if scan is None:
+            self._count_here = True
+            self.cap.middle_lines += sum(b.count(b"\n") for b, _ in self._pending)
+        else:
+            for blk, replaced in self._pending:
+                scan.feed(blk, replaced)
+            self.scan = scan
+        self._pending, self._pending_bytes = [], 0
+
+    # the loop ---------------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        import select
+
+        cap, streams = self.cap, self.streams
+        poller = select.poll()
+        for fd in streams:
+            _grow_pipe(fd)
+            poller.register(fd, select.POLLIN)
+        scan_in = scan_out = False
+        try:
+            while streams:
+                if self.scan is None and self._started:
+                    self._adopt()
+                scan = self.scan
+                if scan is not None:
+                    if not scan_out and scan.out_open:
+                        poller.register(scan.out_fd, select.POLLIN)
+                        scan_out = True
+                    if scan.wants_write != scan_in:
+                        if scan_in:
+                            poller.unregister(scan.in_fd)
+                        else:
+                            poller.register(scan.in_fd, select.POLLOUT)
+                        scan_in = not scan_in
+                # while grep is being started, look again soon for it to be adopted
+                wait = 50 if (self._starting is not None and self.scan is None and not self._count_here) else None
+                got = 0
+                for fd, ev in poller.poll(wait):
+                    sink = streams.get(fd)
+                    if sink is not None:
+                        try:
+                            chunk = os.read(fd, PIPE_SIZE)
+                        except BlockingIOError:  # pragma: no cover - a spurious wake-up
+                            continue
+                        except OSError:
+                            chunk = b""
+                        if not chunk:
+                            poller.unregister(fd)
+                            del streams[fd]
+                            continue
+                        sink.write(chunk)
+                        got += len(chunk)
+                        with cap.lock:
+                            if not cap.closed:
+                                cap.add(chunk)
+                    elif scan is not None and fd == scan.out_fd:
+                        scan.on_readable()
+                        if not scan.out_open:
+                            poller.unregister(fd)
+                            scan_out = False
+                    elif scan is not None and fd == scan.in_fd:
+                        if ev & (select.POLLERR | select.POLLHUP | select.POLLNVAL):
+                            scan.in_open = False  # grep is gone
+                        else:
+                            scan.on_writable()
+                        if not scan.wants_write:
+                            poller.unregister(fd)
+                            scan_in = False
+                if 0 < got < COALESCE_BYTES and COALESCE_S > 0:
+                    # a child writing line by line (stderr, `print(flush=True)`, `python -u`) would wake us
+                    # for every line: let a little gather in the (1 MiB) pipe first; at most ~1 ms later
+                    time.sleep(COALESCE_S)
+        finally:
+            self.streams_done.set()
+        try:
+            with cap.lock:
+                if not cap.closed:
+                    cap.trim()
+            if self._starting is not None:
+                self._starting.join(60)
+                if self.scan is None and self._started:
+                    self._adopt()
+            if self.scan is not None:
+                self.scan.drain()
+            with cap.lock:
+                if not cap.closed:
+                    cap.closed = True
+                    cap.finish(self.scan)
+        finally:
+            self.done.set()
+
+
+def _child_stdin(stdin: Any) -> Any:
+    """The child reads gpuvet's own standard input (``echo hi | gpuvet run -- cat``); a stream without a file
+    descriptor (a closed one, or a test's StringIO) gives it /dev/null."""
+    if stdin is None or getattr(stdin, "closed", False):
+        return subprocess.DEVNULL
+    try:
+        fd = stdin.fileno()
+        os.fstat(fd)
+        return fd
+    except (OSError, ValueError, AttributeError, TypeError):
+        return subprocess.DEVNULL
+
+
 def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sink, timeout: float | None,
               on_hang: Callable[[int], str] | None = None, log_cap: int = DEFAULT_LOG_CAP,
-              grace: float = GRACE_S, middle: Callable[[], MiddleScan | None] | None = None) -> Outcome:
-    """Run ``argv``; pass its output to ``out``/``err``; capture it; return how it ended."""
+              grace: float = GRACE_S, middle: Callable[[], MiddleScan | None] | None = None,
+              stdin: Any = None, system: System | None = None) -> Outcome:
+    """Run ``argv`` (through ``system``, the machine by default); pass its output to ``out``/``err``; capture
+    it; return how it ended.  ``stdin``: the stream the child reads (gpuvet's own; /dev/null when it has no
+    file descriptor)."""
     oc = Outcome(list(argv))
     cap = Capture(log_cap)
     oc.capture = cap
     t0 = time.monotonic()
     with _Forwarder(grace) as fwd:
         try:
-            proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=env_vars, start_new_session=True)
+            proc = (system or System()).spawn(argv, environ=env_vars, stdin=_child_stdin(stdin), stderr_pipe=True,
+                                              new_session=True)
         except (OSError, ValueError) as exc:
             oc.started_error = getattr(exc, "strerror", None) or str(exc)
             return oc
         fwd.pid = proc.pid
         if fwd.received is not None:  # a signal arrived while starting
             _killpg(proc.pid, fwd.received)
-
-        def pump(fd: int, sink: Sink) -> None:
-            while True:
-                try:
-                    chunk = os.read(fd, READ_SIZE)
-                except InterruptedError:  # pragma: no cover - PEP 475 retries
-                    continue
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                sink.write(chunk)
-                cap.add(chunk)
-
         assert proc.stdout is not None and proc.stderr is not None
-        threads = [threading.Thread(target=pump, args=(proc.stdout.fileno(), out), daemon=True),
-                   threading.Thread(target=pump, args=(proc.stderr.fileno(), err), daemon=True)]
-        for t in threads:
-            t.start()
-        starter: list[threading.Thread] = []
-        if middle is not None:  # the signatures' prefilter starts (in the background) once output overflows
-
-            def start() -> None:
-                try:
-                    cap.start_middle(middle())
-                except Exception:  # noqa: BLE001 - without it the middle lines are not kept; the run goes on
-                    cap.start_middle(None)
-
-            def on_first_evict() -> None:
-                th = threading.Thread(target=start, daemon=True)
-                starter.append(th)
-                th.start()
-
-            cap.on_first_evict = on_first_evict
+        pump = _Pump([(proc.stdout.fileno(), out), (proc.stderr.fileno(), err)], cap, middle)
+        pump.start()
         try:
             try:
                 proc.wait(timeout=timeout)
@@ -512,23 +707,23 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
             if proc.returncode is None:  # an exception on our side: never leave the child behind
                 _stop(proc, term_wait=1.0)
             # grandchildren that still hold the pipes open: the whole group goes with the child
-            for t in threads:
-                t.join(1.0)
-            if any(t.is_alive() for t in threads):
+            if not pump.streams_done.wait(1.0):
                 _killpg(proc.pid, signal.SIGTERM)
-                for t in threads:
-                    t.join(2.0)
-                _killpg(proc.pid, signal.SIGKILL)
-                for t in threads:
-                    t.join(2.0)
-            for f in (proc.stdout, proc.stderr):
-                try:
-                    f.close()
-                except OSError:
-                    pass
-            for th in starter:
-                th.join(60)
-            cap.finish()
+                if not pump.streams_done.wait(2.0):
+                    _killpg(proc.pid, signal.SIGKILL)
+                    pump.streams_done.wait(2.0)
+            if pump.streams_done.is_set():
+                pump.done.wait(60)  # grep finishing the middle
+            with cap.lock:
+                if not cap.closed:  # the pump is stuck (a write to a reader that stopped reading): go on
+                    cap.closed = True
+                    cap.finish(None)
+            if pump.done.is_set():
+                for f in (proc.stdout, proc.stderr):
+                    try:
+                        f.close()
+                    except OSError:
+                        pass
         oc.forwarded = fwd.received
     oc.seconds = time.monotonic() - t0
     rc = proc.returncode
@@ -672,8 +867,6 @@ class RunResult:
 def run(opts: RunOptions, env: Environment) -> RunResult:
     """The run use case: supervise, pass through, and on failure diagnose and write the bundle.  Messages
     for the user go to ``env.stderr`` (if it is open); the result's ``exit_status`` is the child's."""
-    from gpuvet.logs.signatures import load_catalog
-
     system = env.system()
     out, err = Sink(env.stdout), Sink(env.stderr)
     child_env = dict(env.environ)
@@ -684,14 +877,13 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
         grep = shutil.which("grep", path=env.environ.get("PATH") or os.defpath)
         if not grep:
             return None
-        from gpuvet.logs.extract import PREFILTER_PATTERNS
-
-        return MiddleScan(grep, list(load_catalog().patterns()) + list(PREFILTER_PATTERNS))
+        return MiddleScan(grep, middle_patterns(), system)
 
     def hang(pid: int) -> str:
         return native_backtrace(system, pid)
 
-    oc = run_child(opts.argv, child_env, out, err, opts.timeout, hang, opts.log_cap, opts.grace, middle)
+    oc = run_child(opts.argv, child_env, out, err, opts.timeout, hang, opts.log_cap, opts.grace, middle,
+                   stdin=env.stdin, system=system)
     res = RunResult(oc.exit_status, oc)
     if oc.started_error is not None:
         err.text(redact_text(f"gpuvet: cannot run {opts.argv[0]}: {oc.started_error}\n"))
@@ -717,9 +909,11 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
         err.text(f"gpuvet: {oc.describe()}; re-running with debug switches: "
                  f"{' '.join(f'{k}={v}' for k, v in DEBUG_ENV.items())}\n")
         debug_oc = run_child(opts.argv, dict(child_env, **DEBUG_ENV), out, err, opts.timeout, hang, opts.log_cap,
-                             opts.grace, middle)
+                             opts.grace, middle, stdin=env.stdin, system=system)
         if debug_oc.capture is not None:
             write_private(bdir, "debug-output.log", redacted_log(debug_oc.capture.log_bytes()))
+    from gpuvet.logs.signatures import load_catalog
+
     try:
         res.report = _write_bundle(bdir, oc, debug_oc, env, system, opts.here, load_catalog())
     except OSError as exc:
@@ -794,7 +988,8 @@ def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env: Environ
     cap = oc.capture
     report.extra["run"] = {"argv": redact_argv(oc.argv), "result": oc.describe(), "exit_status": oc.exit_status,
                            "seconds": round(oc.seconds, 3), "bundle": bdir, "backtrace_from_line": first_bt_line,
-                           "output_bytes": cap.total if cap else 0, "output_omitted_bytes": cap.evicted if cap else 0}
+                           "output_bytes": cap.total if cap else 0, "output_omitted_bytes": cap.evicted if cap else 0,
+                           "output_unscanned_bytes": cap.unscanned if cap else 0}
     doc = report_dict(report)
     write_private(bdir, "diagnosis.json", redact_text(json.dumps(doc, indent=2, default=str) + "\n"))
     write_private(bdir, "facts.json", redact_text(json.dumps(

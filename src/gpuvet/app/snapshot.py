@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
 import sys
 import threading
 import uuid
@@ -63,7 +62,7 @@ def _extras(system: Any, container: str | None, out: dict[str, Any]) -> None:
 
 
 def _host(system: Any) -> dict[str, str]:
-    name = (system.read_text("/proc/sys/kernel/hostname", limit=256) or "").strip() or socket.gethostname()
+    name = (system.read_text("/proc/sys/kernel/hostname", limit=256) or "").strip() or system.hostname()
     out = {"hostname": name}
     mid = (system.read_text("/etc/machine-id", limit=256) or "").strip()
     if mid:

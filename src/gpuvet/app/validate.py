@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import time
 from dataclasses import dataclass, field
@@ -186,7 +185,7 @@ def run_validate(opts: ValidateOptions, env: Environment,
         "schema": rec_mod.SCHEMA, "kind": opts.kind,
         "level": ("cases" if opts.cases else "ops-from" if opts.ops_from else opts.level) if opts.kind == "validate" else "bench",
         "started_at": started, "finished_at": _now(), "elapsed_s": round(time.monotonic() - t0, 3),
-        "python": python, "host": socket.gethostname(), "framework": fw, "framework_error": runner.framework_error,
+        "python": python, "host": env.system().hostname(), "framework": fw, "framework_error": runner.framework_error,
         "workers_started": runner.workers_started, "inject": {"faults": parse_inject(opts.inject)[0], **inject},
         "cases": results}
     if scan_info:

@@ -476,7 +476,11 @@ def gpu_library_shadowed_copy(ctx: Context) -> Iterable:
             continue
         subs = [r for r in sel if str(r.get("name") or "").startswith(f"{s.get('name')}_")]
         seen: set[str] = set()
-        olist = [o for o in others if not (o.get("path") in seen or seen.add(o.get("path")))]
+        olist: list[Row] = []
+        for o in others:  # one per path
+            if o.get("path") not in seen:
+                seen.add(o.get("path"))
+                olist.append(o)
         where = "; ".join(f"{o.get('version') or '?'} at {o.get('path')} ({o.get('origin') or '?'})"
                           + (f", loaded only with {wins[o.get('path')]}" if o.get("path") in wins else "")
                           for o in olist)
@@ -489,8 +493,8 @@ def gpu_library_shadowed_copy(ctx: Context) -> Iterable:
         if pointed:
             why += (" LD_LIBRARY_PATH points at it, so programs without the framework's RPATH (and libraries the "
                     "framework's copy opens at run time) load it.")
-        yield Fail(f"{_lib_title(s.get('name'))}: {who} loads {s.get('version') or '?'} ({s.get('origin')}, "
-                   f"{s.get('path')})" + (f" and its {len(subs)} sub-libraries" if subs else "") + f"; not loaded: {where}",
+        yield Fail(f"{_lib_title(s.get('name'))}: {who} loads {s.get('version') or '?'} ({s.get('origin')}"
+                   + (f", {s.get('path')}" if s.get('path') else "") + ")" + (f" and its {len(subs)} sub-libraries" if subs else "") + f"; not loaded: {where}",
                    why=why,
                    evidence=[ev(s, "loaded: " + _fmt_lib(s)), *[ev(o, "not loaded: " + _fmt_lib(o)) for o in olist]],
                    fixes=[fix(f"Nothing to change; quote {_lib_title(s.get('name'))} {s.get('version')} (the loaded copy) "
@@ -810,8 +814,8 @@ def python_outside_build_range(ctx: Context):
         yield Unknown(f"cannot compare Python {py}")
         return
     if not lo <= have <= hi:
-        older = [r for r in q.torch_releases(ctx.kb) if r.python_min and r.python_max
-                 and q.minor_of(r.python_min) <= have <= q.minor_of(r.python_max)]
+        older = [r for r in q.torch_releases(ctx.kb)
+                 if (r_lo := q.minor_of(r.python_min)) and (r_hi := q.minor_of(r.python_max)) and r_lo <= have <= r_hi]
         fixes = [fix(f"use Python {release.python_min}..{release.python_max} for torch {release.version}")]
         if older:
             fixes.append(fix(f"or torch {older[0].latest}, the newest release with wheels for Python {have[0]}.{have[1]}",
@@ -856,9 +860,10 @@ def _issue_matches(ctx: Context, issue: dict[str, Any], version: str, variant: s
         if ctx.facts.status("gpu_devices") in ("missing", "error"):
             return None, why
         archs = {gpu_arch(g, ctx.kb) for g in gpus}
-        if None in archs:
+        known = {a for a in archs if a is not None}
+        if len(known) < len(archs):
             return None, why
-        hit = archs & set(when["gpu_arch"])
+        hit = known & set(when["gpu_arch"])
         if not hit:
             return False, why
         why.append(f"GPU {', '.join(sorted(hit))}")
@@ -971,7 +976,7 @@ def gpu_library_mixed_releases(ctx: Context) -> Iterable:
         fams.setdefault(r.get("family") or r.get("name"), []).append(r)
     checked = 0
     for fam, rows in sorted(fams.items()):
-        vers = {}
+        vers: dict[tuple[int, ...], list[Row]] = {}
         for r in rows:
             v = _vnums(r.get("version"), 2)
             if v is not None:
@@ -1075,5 +1080,60 @@ def gpu_library_older_than_build(ctx: Context) -> Iterable:
     yield Pass("each GPU library the framework loads is at least the release it was built for")
 
 
+@check(code="BLD050", name="rocm-libraries-mixed-releases", severity="error",
+       tables=("libraries",), cause="runtime-mismatch", component="runtime", vendor="amd")
+def rocm_libraries_mixed_releases(ctx: Context) -> Iterable:
+    """What it does:
+    Reads the ROCm release of every ROCm library the framework's process will load (HIP, rocBLAS,
+    hipBLASLt, MIOpen, RCCL, hipBLAS, as the loader model resolves them: an ``/opt/rocm-X.Y.Z`` path
+    after symlinks, AMD's build number in the file name, ``librocblas.so.4.2.60201`` = ROCm 6.2.1, or the
+    HIP version of the torch wheel that bundles them) and fires when they are not all of one release.
+
+    Why is this bad?
+    ROCm's libraries are built and tested as one release: rocBLAS and MIOpen of one release call HIP
+    and each other through interfaces of that release.  A mix fails at load ("undefined symbol"), at the
+    first GEMM (Tensile code objects for another HIP ABI: "hipErrorNoBinaryForGpu", "invalid device
+    function"), or crashes.  The usual cause: ``LD_LIBRARY_PATH`` (or ``LD_PRELOAD``) puts a system
+    ROCm's library in front of the copies a torch wheel bundles, for the libraries it happens to have.
+
+    Example:
+    torch built with HIP 6.2 loading its own ``libamdhip64.so`` but ``librocblas.so.4`` from
+    ``/opt/rocm-6.1.0/lib`` first on ``LD_LIBRARY_PATH``: fires.  Every library from the wheel: passes.
+
+    Fix:
+    Take the other ROCm's directory out of ``LD_LIBRARY_PATH`` / ``LD_PRELOAD`` so every library comes
+    from one release (the wheel's own), or install the framework build made for the system ROCm.
+
+    References:
+    https://man7.org/linux/man-pages/man8/ld.so.8.html
+    https://rocm.docs.amd.com/en/latest/compatibility/compatibility-matrix.html
+    """
+    rows = [r for r in _selected_libs(ctx) if r.get("release")]
+    if len(rows) < 2:
+        yield Skip("fewer than two ROCm libraries of a known release in the loader model")
+        return
+    groups: dict[tuple[int, ...], list[Row]] = {}
+    for r in rows:
+        v = _vnums(r.get("release"), 2)
+        if v is not None:
+            groups.setdefault(v, []).append(r)
+    if len(groups) < 2:
+        yield Pass(f"the ROCm libraries the framework loads are all of ROCm {rows[0].get('release')}")
+        return
+    # the release of HIP (what the framework was built for when the wheel bundles it) is the reference
+    hip = next((r for r in rows if r.get("name") == "amdhip64"), None)
+    main_v = _vnums(hip.get("release"), 2) if hip else max(groups, key=lambda k: len(groups[k]))
+    odd = [r for v, rs in groups.items() if v != main_v for r in rs]
+    parts = "; ".join(f"ROCm {'.'.join(map(str, v))}: " + ", ".join(os.path.basename(r.get("path")) for r in rs)
+                      for v, rs in sorted(groups.items()))
+    yield Fail(f"one process will load ROCm libraries of {len(groups)} releases ({parts})",
+               why=("ROCm's libraries are built as one release and call HIP and each other through that release's "
+                    "interfaces: a mix fails at load, at the first GEMM, or crashes."),
+               evidence=[ev(r, f"ROCm {r.get('release')}: " + _fmt_lib(r)) for r in ([hip] if hip else []) + odd][:10],
+               fixes=_fixes_for(ctx, odd) or [fix("Make every ROCm library come from one release: remove the copies at "
+                                                  + ", ".join(sorted({os.path.dirname(r.get('path')) for r in odd}))
+                                                  + " from the loader path", safe=False)])
+
+
 CHECKS = [gpu_arch_not_in_build, cpu_only_build_with_gpu, wrong_vendor_build, prerelease_framework, gpu_library_loaded_twice, gpu_library_shadowed_copy, framework_runtime_mismatch, framework_runtime_differs_from_system, gpu_target_missing_from_official_wheel, python_outside_build_range, known_broken_combination,
-          gpu_library_mixed_releases, gpu_library_older_than_build]
+          gpu_library_mixed_releases, gpu_library_older_than_build, rocm_libraries_mixed_releases]

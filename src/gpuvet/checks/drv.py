@@ -110,12 +110,14 @@ def amd_kernel_driver_too_old(ctx: Context) -> Iterable:
     if not tested:
         yield Unknown(f"the knowledge base has no KMD/user-space matrix for ROCm {release}")
         return
-    ok = {major_minor(t) for t in tested if major_minor(t)} | {major_minor(release)}
+    ok = {mm for mm in (major_minor(t) for t in [*tested, release]) if mm}
     users: list[tuple[Row, str, tuple[int, int]]] = []
-    for r in _system_rocm(facts):
-        users.append((r, f"system ROCm {r.get('version')} ({r.get('path') or r.source})", major_minor(r.get("version"))))
+    for r in _system_rocm(facts):  # every row has a major.minor (_system_rocm, _hip_builds keep only those)
+        if mm := major_minor(r.get("version")):
+            users.append((r, f"system ROCm {r.get('version')} ({r.get('path') or r.source})", mm))
     for b in _hip_builds(facts):
-        users.append((b, f"{_amd_label(b)} (HIP {b.get('hip')})", major_minor(b.get("hip"))))
+        if mm := major_minor(b.get("hip")):
+            users.append((b, f"{_amd_label(b)} (HIP {b.get('hip')})", mm))
     if not users:
         yield Skip("no ROCm user space or HIP framework build to compare with the driver")
         return
@@ -181,15 +183,20 @@ def amdgpu_driver_not_loaded(ctx: Context) -> Iterable:
         yield Pass("the amdgpu kernel driver is loaded",
                    [ev(loaded[0] if loaded else kfd[0], "amdgpu loaded" if loaded else "KFD topology present")])
         return
-    if not rocm:
+    errs = [e.message for e in facts.table_errors("drivers") + facts.table_errors("gpu_devices")]
+    # rocminfo saying so is itself proof of the ROCm user space (rocminfo is part of it) and of the
+    # missing kernel driver, also when the text names no ROCm version
+    rock = [m for m in errs if re.search(r"ROCk module is NOT loaded", m, re.I)]
+    if not rocm and not rock:
         yield Skip("ROCm is not installed")
         return
-    errs = [e.message for e in facts.table_errors("drivers") + facts.table_errors("gpu_devices")]
-    yield Fail(f"{amd[0].get('name') or 'an AMD GPU'} is present and ROCm {rocm[0].get('version')} is installed, "
+    user_space = f"ROCm {rocm[0].get('version')} is installed" if rocm else \
+        "the ROCm user space is installed (rocminfo ran)"
+    yield Fail(f"{amd[0].get('name') or 'an AMD GPU'} is present and {user_space}, "
                "but the amdgpu kernel module is not loaded",
                why="Without amdgpu/KFD there is no /dev/kfd and ROCm sees no GPU.",
                evidence=[ev(amd[0], f"{amd[0].get('name')} ({amd[0].get('pci_bus') or ''})"),
-                         ev(rocm[0], f"ROCm {rocm[0].get('version')}"),
+                         *([ev(rocm[0], f"ROCm {rocm[0].get('version')}")] if rocm else []),
                          *[ev(None, m) for m in dict.fromkeys(errs)]],
                fixes=[fix("sudo modprobe amdgpu && dmesg | grep -i amdgpu", command="sudo modprobe amdgpu", root=True),
                       fix("Rebuild the driver for this kernel: sudo amdgpu-install --usecase=dkms, then reboot",
@@ -214,13 +221,14 @@ def _compat_floor(kb: Any, major: int) -> tuple[Version, dict[str, Any]] | None:
 def _driver_cuda_from_kb(kb: Any, driver: Version) -> tuple[int, int] | None:
     """The newest CUDA major.minor whose full requirement this driver meets; None when the driver is
     newer than every release the KB lists (it may support a CUDA the KB does not know)."""
-    entries = _toolkits(kb)
+    entries = [(floor, mm) for floor, mm in ((find_version(e["min_driver_linux"]), major_minor(e["cuda"]))
+                                             for e in _toolkits(kb)) if floor is not None and mm is not None]
     if not entries:
         return None
-    if driver > max(find_version(e["min_driver_linux"]) for e in entries):  # type: ignore[type-var]
+    if driver > max(floor for floor, _ in entries):
         return None
-    ok = [major_minor(e["cuda"]) for e in entries if find_version(e["min_driver_linux"]) <= driver]  # type: ignore[operator]
-    return max(ok) if ok else (0, 0)  # type: ignore[type-var]
+    ok = [mm for floor, mm in entries if floor <= driver]
+    return max(ok) if ok else (0, 0)
 
 
 def _nvidia_drivers(ctx: Context) -> tuple[Row | None, Row | None]:
@@ -393,17 +401,17 @@ def _older_cuda_build_fix(kb: Any, build: Row, have: tuple[int, int], driver: Ve
     releases = ([mine] if mine is not None else []) + [r for r in q.torch_releases(kb) if r is not mine]
     own = q.local_tag(str(build.get("version") or ""))
     for rel in releases:
-        lines = [(v, q.minor_of(v.version)) for v in rel.variants if v.kind == "cuda" and q.minor_of(v.version)
+        lines = [(v, line) for v in rel.variants if v.kind == "cuda" and (line := q.minor_of(v.version))
                  and not (rel is mine and v.name == own)]  # never the build already there
         full = [(v, mm) for v, mm in lines if mm <= have]
         compat = [(v, mm) for v, mm in lines if mm > have and mm[0] == have[0] and compat_ok]
         if full:
             v = max(full, key=lambda t: t[1])[0]
             how = "which this driver runs"
-        elif compat:
+        elif compat and floor is not None:  # compat holds rows only when floor is known (compat_ok)
             v = min(compat, key=lambda t: t[1])[0]
             how = (f"which this driver runs under CUDA minor-version compatibility "
-                   f"(>= {floor[1].get('minor_compat_min_driver_linux')})")  # type: ignore[index]
+                   f"(>= {floor[1].get('minor_compat_min_driver_linux')})")
         else:
             continue
         return fix(f"Or install torch {rel.latest} {v.name} (CUDA {v.version}), {how}", _install_cmd(rel, v), safe=True)

@@ -4,12 +4,13 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from gpuvet.kb import query as q
 from gpuvet.model import Facts, Row, Severity
 from gpuvet.model.arch import gfx_from_override
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
 from .common import _amd_gpus, _default_rocm, _rocm_entry, amd_gpu_state
-from .common import _env_row, _nvidia_archs, _arch_list_value, parse_arch_list, _cuda_list_covers  # noqa: F401
+from .common import _env_row, _nvidia_archs, _arch_list_value, parse_arch_list, _cuda_list_covers, _vnums  # noqa: F401
 from .gpu import gpu_arch
 
 
@@ -155,7 +156,7 @@ VISIBLE_VARS = {
 }
 
 
-def _host_env(ctx: Context) -> dict[str, tuple[str, object]]:
+def _host_env(ctx: Context) -> dict[str, tuple[str, Row]]:
     return {r.get("name"): (r.get("value", ""), r) for r in ctx.facts.table("env_vars")}
 
 
@@ -351,9 +352,10 @@ def build_arch_list_misses_gpu(ctx: Context) -> Iterable:
         for g in gpus:
             if g.get("vendor") != "amd":
                 continue
-            arch = gpu_arch(g, ctx.kb)
-            if not arch:
+            gfx = gpu_arch(g, ctx.kb)
+            if not gfx:
                 continue
+            arch = gfx
             if arch in listed:
                 yield Pass(f"PYTORCH_ROCM_ARCH lists {arch}")
                 continue
@@ -420,5 +422,366 @@ def host_compiler_not_runnable(ctx: Context) -> Iterable:
                                                        for r in ok))
 
 
+@check(code="ENV067", name="host-compiler-older-than-framework-needs", severity="error",
+       tables=("host_compilers", "framework_builds"), cause="toolchain", component="config-env")
+def host_compiler_older_than_framework_needs(ctx: Context) -> Iterable:
+    """What it does:
+    Reads the C++ standard the installed torch compiles its C++ code paths with -- Inductor's C++
+    backend (``torch/_inductor/cpp_builder.py``: ``-std=c++20`` in torch 2.13.0) and
+    ``torch.utils.cpp_extension`` (the same flag; ``TorchConfig.cmake``'s ``CXX_STANDARD``) -- and checks
+    every host compiler that will be handed that flag (``CXX``: Inductor, cpp_extension; ``CC``: nvcc's
+    ``-ccbin`` in cpp_extension; ``NVCC_CCBIN`` / ``CUDAHOSTCXX``) against the oldest GCC that accepts
+    it, from the knowledge base's ``cxx_standards`` table (GCC's and Clang's C++ status pages), and
+    hipcc's clang (``HIP_CLANG_PATH``) likewise.
+
+    Why is this bad?
+    An older GCC rejects the flag: ``g++: error: unrecognized command-line option '-std=c++20'`` (GCC 9
+    knows only ``-std=c++2a``).  ``torch.compile`` on CPU (and the C++ wrapper on GPU) fails at its first
+    graph with an InductorError, and every extension build fails, with an error that looks like the
+    job's own.
+
+    Example:
+    torch 2.13.0 (``-std=c++20``) with ``CXX=g++-9`` (GCC 9.5): fires, naming GCC >= 10.  GCC 12.2 (Debian
+    12): passes.
+
+    Fix:
+    Point ``CXX`` (and ``CC``) at a GCC that accepts the standard (``export CXX=g++-12 CC=gcc-12``), or
+    install one (``apt-get install g++-12``).
+
+    References:
+    https://gcc.gnu.org/projects/cxx-status.html
+    https://clang.llvm.org/cxx_status.html
+    https://github.com/pytorch/pytorch/blob/main/torch/_inductor/cpp_builder.py
+    https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py
+    """
+    builds = [b for b in ctx.facts.table("framework_builds") if b.get("name") == "torch" and b.get("cxx_standard")]
+    rows = [r for r in ctx.facts.table("host_compilers") if r.get("runs") is not False and r.get("version")]
+    if not builds:
+        yield Skip("no torch build whose C++ standard was read")
+        return
+    if not rows:
+        yield Skip("no host compiler version was recorded")
+        return
+    b = builds[0]
+    std = str(b.get("cxx_standard"))
+    entry = q.cxx_standard(ctx.kb, std)
+    if entry is None:
+        yield Unknown(f"the KB records no compiler minimum for C++{std}")
+        return
+    ok = []
+    for r in {(x.get("role"), x.get("path")): x for x in rows}.values():
+        name = str(r.get("name") or "")
+        family = "clang" if name.startswith("clang") else "gcc" if name in ("gcc", "g++") else ""
+        need = entry.get("gcc_min") if family == "gcc" else entry.get("clang_min") if family == "clang" else None
+        have = _vnums(r.get("version"), 2)
+        role = str(r.get("role") or "")
+        if need is None or have is None:
+            continue
+        if have[0] >= int(need):
+            ok.append(f"{r.get('path')} {r.get('version')}")
+            continue
+        sev = None if role.startswith("CXX") else Severity.WARNING  # CC gets C++ flags only through nvcc -ccbin
+        var = (r.get("requested") or "").split("=", 1)[0] if "=" in (r.get("requested") or "") else ""
+        cxx = "g++" if family == "gcc" else "clang++"
+        yield Fail(f"{role}: {name} {r.get('version')} is older than torch {b.get('version')}'s C++{std} needs "
+                   f"({family} >= {need}, {entry.get('flag')})",
+                   why=(f"torch compiles Inductor's C++ code and extensions with {entry.get('flag')}, which {name} "
+                        f"{r.get('version')} rejects ('unrecognized command-line option'): torch.compile's C++ path "
+                        "and every extension build fail."),
+                   evidence=[ev(r, f"{r.get('requested')}: {r.get('path')} {name} {r.get('version')}"),
+                             ev(b, f"torch {b.get('version')}: {b.get('cxx_standard_source')}"),
+                             ev(None, f"KB cxx_standards C++{std}: {family} >= {need} "
+                                      f"({entry.get('source') if family == 'gcc' else entry.get('clang_source')})")],
+                   fixes=[fix(f"Use a {family} >= {need} for {var or role}",
+                              f"export {var or 'CXX'}={cxx if var != 'CC' else family}-{max(int(need), 12)}"),
+                          fix(f"Install one: sudo apt-get install -y {cxx}-{max(int(need), 12)}", root=True)],
+                   severity=sev)
+    if ok:
+        yield Pass(f"host compilers accept torch's C++{std} ({entry.get('flag')}): " + ", ".join(ok))
+
+
+
+# -- compile / JIT caches (Triton, Inductor, torch_extensions, vLLM) -----------------------------------------
+_CACHE_VAR = {"triton-cache": "TRITON_CACHE_DIR", "inductor-cache": "TORCHINDUCTOR_CACHE_DIR",
+              "torch-extensions": "TORCH_EXTENSIONS_DIR", "vllm-cache": "VLLM_CACHE_ROOT"}
+_CACHE_LABEL = {"triton-cache": "Triton kernel cache", "inductor-cache": "Inductor (torch.compile) cache",
+                "torch-extensions": "torch_extensions JIT build cache", "vllm-cache": "vLLM cache"}
+_TRITON_DISTS = ("triton", "pytorch-triton", "pytorch-triton-rocm", "triton-rocm", "pytorch-triton-xpu", "triton-xpu")
+_NETWORK_FS = ("nfs", "nfs4", "lustre", "gpfs", "beegfs", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "fuse.sshfs",
+               "fuse.glusterfs", "fuse.cephfs", "fuse.gcsfuse", "fuse.s3fs", "9p", "virtiofs", "fuse.juicefs", "wekafs",
+               "fuse.weka")
+
+
+def _cache_users(facts: Facts) -> set[str]:
+    """The caches some installed software writes: Triton's when a triton distribution is installed, Inductor's
+    and torch_extensions' when torch is, vLLM's when vllm is.  Without a packages table (pasted text), every one."""
+    if facts.status("packages") != "ok" and facts.status("framework_builds") != "ok":
+        return set(_CACHE_VAR)
+    names = {str(r.get("name") or "").lower().replace("_", "-") for r in facts.table("packages")}
+    torch = "torch" in names or facts.first("framework_builds", name="torch") is not None
+    used = set()
+    if names & set(_TRITON_DISTS):
+        used.add("triton-cache")
+    if torch:
+        used |= {"inductor-cache", "torch-extensions"}
+    if "vllm" in names:
+        used.add("vllm-cache")
+    return used
+
+
+def _compile_caches(ctx: Context, names: Iterable[str] = tuple(_CACHE_VAR)) -> tuple[list[Row], Any]:
+    """(rows of the compile caches in use, None) or ([], a Skip/Unknown result to yield)."""
+    facts = ctx.facts
+    if any(e.probe == "compile-caches" for e in facts.errors):
+        err = next(e for e in facts.errors if e.probe == "compile-caches")
+        return [], Unknown(f"the compile caches were not examined: {err.message}")
+    rows = [r for r in facts.table("kernel_caches") if r.get("name") in _CACHE_VAR]
+    if not rows:
+        if facts.origin != "live":
+            return [], Unknown("the compile caches are not in the pasted text")
+        return [], Skip("no compile cache was examined")
+    used = _cache_users(facts) & set(names)
+    rows = [r for r in rows if r.get("name") in used]
+    if not rows:
+        return [], Skip("nothing installed writes these caches (no triton, torch or vllm)")
+    return rows, None
+
+
+def _private_dir_fix(name: str) -> Any:
+    var = _CACHE_VAR[name]
+    sub = {"triton-cache": "triton", "inductor-cache": "inductor", "torch-extensions": "torch_extensions",
+           "vllm-cache": "vllm"}[name]
+    return fix(f"Point {var} at a directory of your own on local disk", f"export {var}=/tmp/$USER/{sub}", safe=True)
+
+
+@check(code="ENV070", name="compile-cache-unwritable", severity="error",
+       tables=("kernel_caches",), cause="kernel-cache-db", component="config-env")
+def compile_cache_unwritable(ctx: Context) -> Iterable:
+    """What it does:
+    Checks that this user can write (or create) the compile and JIT caches of the software installed: Triton's
+    (TRITON_CACHE_DIR, default ~/.triton/cache), Inductor's (TORCHINDUCTOR_CACHE_DIR, default
+    /tmp/torchinductor_<user>), torch_extensions' (TORCH_EXTENSIONS_DIR, default
+    ~/.cache/torch_extensions/py<XY>_<cuda|rocm>) and vLLM's (VLLM_CACHE_ROOT, default ~/.cache/vllm).
+
+    Why is this bad?
+    The first torch.compile, Triton kernel launch or cpp_extension.load() writes there and fails:
+    "PermissionError: [Errno 13] Permission denied: '/tmp/torch_extensions/fused'" when another user created the
+    shared directory, "Permission denied: '/.cache'" in a container without a writable HOME, or a read-only
+    filesystem.  The error surfaces deep inside compilation and reads like a bug of the job.
+
+    Example:
+    /tmp/torchinductor_root created by another uid with mode 0755 in a container; HOME unset so the caches
+    resolve under '/.cache'.  Caches under a writable home: passes.
+
+    Fix:
+    Point the variable at a directory of your own on local disk (export TRITON_CACHE_DIR=/tmp/$USER/triton,
+    TORCHINDUCTOR_CACHE_DIR, TORCH_EXTENSIONS_DIR, VLLM_CACHE_ROOT), or fix the directory's owner.
+
+    References:
+    https://github.com/pytorch/pytorch/issues/34238
+    https://github.com/opendatahub-io/ilab-on-ocp/pull/26
+    https://github.com/pytorch/pytorch/blob/main/torch/_inductor/runtime/cache_dir_utils.py
+    """
+    rows, res = _compile_caches(ctx)
+    if res is not None:
+        yield res
+        return
+    bad = [r for r in rows if r.get("writable") is False]
+    for r in bad:
+        name, path = str(r.get("name")), r.get("path")
+        owner = r.get("owner_uid")
+        state = (f"exists, owned by uid {owner}, mode {r.get('mode')}" if r.get("exists")
+                 else "does not exist and cannot be created here")
+        yield Fail(f"the {_CACHE_LABEL[name]} {path} is not writable by this user ({state})",
+                   why="The first compile writes there and fails with PermissionError / Read-only file system, "
+                       "deep inside torch.compile, a Triton launch or cpp_extension.load().",
+                   evidence=[ev(r, f"{path}: exists={r.get('exists')}, writable=False"
+                                   + (f", owner uid {owner}, mode {r.get('mode')}" if r.get("exists") else "")
+                                   + (f", on {r.get('fs_type')}" if r.get("fs_type") else ""))],
+                   fixes=[_private_dir_fix(name)])
+    if not bad:
+        yield Pass("compile caches are writable: " + ", ".join(str(r.get("path")) for r in rows),
+                   [ev(r, f"{r.get('path')}: writable") for r in rows])
+
+
+@check(code="ENV071", name="compile-cache-entries-of-another-user", severity="warning",
+       tables=("kernel_caches",), cause="kernel-cache-db", component="config-env")
+def compile_cache_entries_of_another_user(ctx: Context) -> Iterable:
+    """What it does:
+    Looks at a bounded sample of the entries of each compile cache in use (Triton, Inductor, torch_extensions,
+    vLLM) and counts those owned by another user that this user cannot write.
+
+    Why is this bad?
+    A run under sudo or as root in a container leaves root-owned kernel directories in the user's own cache.
+    Reading them works, so the problem hides until a kernel needs a new file there: Triton's cache put, Inductor's
+    rename of a new artifact or a torch_extensions rebuild then fails with "PermissionError: [Errno 13]
+    Permission denied" on a path inside the cache.
+
+    Example:
+    ~/.triton/cache/<hash>/ owned by uid 0 after `sudo python train.py`.  All entries the user's own: passes.
+
+    Fix:
+    Give the entries back (sudo chown -R $(id -u):$(id -g) <cache>) or remove them, or use a cache directory of
+    your own (TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, TORCH_EXTENSIONS_DIR, VLLM_CACHE_ROOT).
+
+    References:
+    https://github.com/pytorch/pytorch/issues/34238
+    https://github.com/kijai/ComfyUI-WanVideoWrapper/issues/220
+    """
+    rows, res = _compile_caches(ctx)
+    if res is not None:
+        yield res
+        return
+    bad = [r for r in rows if (r.get("foreign_entries") or 0) > 0]
+    for r in bad:
+        name, path, n = str(r.get("name")), r.get("path"), r.get("foreign_entries")
+        sample = ", ".join(r.get("foreign_sample") or [])
+        yield Fail(f"{n} entr{'y' if n == 1 else 'ies'} of the {_CACHE_LABEL[name]} {path} belong to another user "
+                   "and are not writable by this one" + ("" if r.get("sampled_all") else " (in a bounded sample)"),
+                   why="A kernel that needs a new file in one of them fails with PermissionError inside the cache.",
+                   evidence=[ev(r, f"{path}: {sample}")],
+                   fixes=[fix(f"Give the entries back to this user: sudo chown -R $(id -u):$(id -g) {path}",
+                              f"sudo chown -R $(id -u):$(id -g) {path}", root=True), _private_dir_fix(name)])
+    if not bad:
+        yield Pass("the compile caches' entries are this user's", [ev(r, f"{r.get('path')}: ok") for r in rows])
+
+
+@check(code="ENV072", name="jit-extension-built-by-another-torch", severity="warning",
+       tables=("kernel_caches",), cause="kernel-cache-db", component="extension")
+def jit_extension_built_by_another_torch(ctx: Context) -> Iterable:
+    """What it does:
+    Reads the build.ninja of (a bounded number of) the extensions in the torch_extensions cache the examined
+    torch uses and compares the torch headers each was compiled against with the examined torch installation.
+
+    Why is this bad?
+    cpp_extension.load() (DeepSpeed, apex and other JIT ops) decides whether to rebuild from the extension's
+    sources and flags, not from the torch it was built with.  A cache shared by several environments
+    (TORCH_EXTENSIONS_DIR, or two venvs with the same Python and CUDA/ROCm, which share
+    ~/.cache/torch_extensions/py<XY>_<cuda|rocm>) reuses a module built against another torch: "undefined
+    symbol" at import, or crashes.
+
+    Example:
+    ~/.cache/torch_extensions/py310_cu121/fused_adam/build.ninja compiled with -isystem /opt/envA/lib/python3.10/
+    site-packages/torch/include, loaded by the torch of /opt/envB.  Entries built by this torch: passes.
+
+    Fix:
+    Remove the foreign entries (they rebuild on the next load) and give each environment its own
+    TORCH_EXTENSIONS_DIR.
+
+    References:
+    https://github.com/huggingface/transformers/issues/26015
+    https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py
+    """
+    rows, res = _compile_caches(ctx, ("torch-extensions",))
+    if res is not None:
+        yield res
+        return
+    found = False
+    for r in rows:
+        others = list(r.get("other_builds") or [])
+        if not others:
+            continue
+        found = True
+        path = r.get("path")
+        names = [o.split(":", 1)[0] for o in others]
+        yield Fail(f"{len(others)} extension{'s' if len(others) > 1 else ''} in {path} were built against another "
+                   f"torch ({', '.join(names[:4])})",
+                   why="cpp_extension.load() reuses them without rebuilding; they need that other libtorch's symbols.",
+                   evidence=[ev(r, o) for o in others[:5]],
+                   fixes=[fix("Remove them (they rebuild on the next load)",
+                              " && ".join(f"rm -rf {path}/{n}" for n in names[:5])),
+                          fix("Give each environment its own build cache",
+                              "export TORCH_EXTENSIONS_DIR=$VIRTUAL_ENV/torch_extensions", safe=True)])
+    if not found:
+        yield Pass("the torch_extensions entries were built by this torch (or none was read)",
+                   [ev(r, f"{r.get('path')}: ok") for r in rows])
+
+
+@check(code="ENV073", name="torch-extensions-stale-lock", severity="warning",
+       tables=("kernel_caches",), cause="kernel-cache-db", component="extension")
+def torch_extensions_stale_lock(ctx: Context) -> Iterable:
+    """What it does:
+    Looks for the `lock` files torch.utils.cpp_extension leaves in an extension's build directory
+    (torch_extensions/<py_acc>/<name>/lock) that are older than 10 minutes.
+
+    Why is this bad?
+    cpp_extension takes the lock (torch.utils.file_baton.FileBaton) before building and removes it after; a build
+    killed half-way (Ctrl-C, OOM, a preempted job) leaves it behind, and every later load of that extension waits
+    for it forever: DeepSpeed jobs hang after "Using ... as PyTorch extensions root...", py-spy shows
+    "wait (torch/utils/file_baton.py)".
+
+    Example:
+    ~/.cache/torch_extensions/py311_cu117/fused_adam/lock from a build killed an hour ago.  No lock, or a lock
+    a few seconds old (a build in progress): passes.
+
+    Fix:
+    Make sure no build of that extension is running, then delete the lock file (or the extension's directory).
+
+    References:
+    https://github.com/deepspeedai/DeepSpeedExamples/issues/302
+    https://github.com/pytorch/pytorch/blob/main/torch/utils/file_baton.py
+    """
+    rows, res = _compile_caches(ctx, ("torch-extensions",))
+    if res is not None:
+        yield res
+        return
+    locks = [(r, lock) for r in rows for lock in (r.get("stale_locks") or [])]
+    for r, lock in locks:
+        path = lock.rsplit(" (", 1)[0]
+        yield Fail(f"stale extension build lock {lock}",
+                   why="Every load() of this extension waits on the lock forever (the build that took it is gone).",
+                   evidence=[ev(r, lock)],
+                   fixes=[fix("Delete the lock once no build of this extension is running", f"rm -f {path}")])
+    if not locks:
+        yield Pass("no stale torch_extensions build lock", [ev(r, f"{r.get('path')}: no old lock") for r in rows])
+
+
+@check(code="ENV074", name="compile-cache-on-network-filesystem", severity="warning",
+       tables=("kernel_caches",), cause="kernel-cache-db", component="config-env")
+def compile_cache_on_network_filesystem(ctx: Context) -> Iterable:
+    """What it does:
+    Reads the filesystem type of each compile cache in use (the mount holding it in /proc/self/mounts) and flags
+    caches on network or shared filesystems (NFS, Lustre, GPFS, BeeGFS, CephFS, CIFS, 9p, virtiofs, ...).
+
+    Why is this bad?
+    Ranks on several nodes then compile the same kernels into one directory at once. Triton's and Inductor's
+    write-then-rename and the metadata reads race over the network filesystem: "Stale file handle", "OSError:
+    [Errno 16] Device or resource busy" from the cache put, FileNotFoundError reading back just-published group
+    files, or a truncated JSON metadata file that fails every later run with json.decoder.JSONDecodeError.
+
+    Example:
+    TRITON_CACHE_DIR on an NFS home used by a 4-node job.  Caches on local ext4/xfs/tmpfs: passes.
+
+    Fix:
+    Put the caches on node-local disk (export TRITON_CACHE_DIR=/tmp/$USER/triton and TORCHINDUCTOR_CACHE_DIR=
+    /tmp/$USER/inductor), one per node; share artifacts with torch.compiler.save_cache_artifacts if needed.
+
+    References:
+    https://github.com/triton-lang/triton/issues/11512
+    https://github.com/pytorch/pytorch/issues/173679
+    """
+    rows, res = _compile_caches(ctx)
+    if res is not None:
+        yield res
+        return
+    bad = [r for r in rows if str(r.get("fs_type") or "") in _NETWORK_FS]
+    for r in bad:
+        name, path = str(r.get("name")), r.get("path")
+        yield Fail(f"the {_CACHE_LABEL[name]} {path} is on a {r.get('fs_type')} filesystem",
+                   why="Ranks on several nodes race on one directory over the network filesystem: stale handles, "
+                       "EBUSY renames and truncated metadata files that poison later runs.",
+                   evidence=[ev(r, f"{path}: filesystem {r.get('fs_type')}")],
+                   fixes=[_private_dir_fix(name)])
+    if not bad:
+        known = [r for r in rows if r.get("fs_type")]
+        if known:
+            yield Pass("the compile caches are on local filesystems",
+                       [ev(r, f"{r.get('path')}: {r.get('fs_type')}") for r in known])
+        else:
+            yield Unknown("the filesystem of the compile caches was not read")
+
+
 CHECKS = [hsa_override_gfx_version, visible_devices_hide_every_gpu, gpu_device_node_not_accessible,
-          build_arch_list_misses_gpu, host_compiler_not_runnable]
+          build_arch_list_misses_gpu, host_compiler_not_runnable, host_compiler_older_than_framework_needs,
+          compile_cache_unwritable, compile_cache_entries_of_another_user, jit_extension_built_by_another_torch,
+          torch_extensions_stale_lock, compile_cache_on_network_filesystem]

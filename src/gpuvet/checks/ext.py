@@ -4,11 +4,10 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from packaging.requirements import InvalidRequirement, Requirement
 
 from gpuvet.kb import query as q
 from gpuvet.model import Severity
-from gpuvet.model.versions import major_minor
+from gpuvet.model.versions import major_minor, parse_requirement
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
 from .common import COMPANIONS, _build_cuda, _fmt, _packages, _release_entry, _torch
@@ -57,12 +56,11 @@ def extension_built_for_other_torch(ctx: Context):
         spec = None
         where = ""
         for req in r.get("requires", []) or []:
-            try:
-                rq = Requirement(req)
-            except InvalidRequirement:
+            rq = parse_requirement(req)
+            if rq is None:
                 continue
-            if rq.name.lower() == "torch" and rq.specifier:
-                spec, where = str(rq.specifier), f"Requires-Dist {req}"
+            if rq[0].lower() == "torch" and rq[1]:
+                spec, where = str(rq[1]), f"Requires-Dist {req}"
                 break
         if spec is None:
             pin = q.extension_pin(ctx.kb, name, have)
@@ -355,9 +353,10 @@ def extension_lacks_gpu_arch(ctx: Context) -> Iterable:
                                    "the device'; the framework's own targets do not help an extension.",
                                evidence=evidence, fixes=_rebuild(e, arch_env))
         else:
-            for g, arch in amd:
-                if not arch:
+            for g, known in amd:
+                if not known:
                     continue
+                arch = known
                 checked += 1
                 if arch in targets:
                     continue

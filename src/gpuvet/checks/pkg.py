@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from gpuvet.kb import query as q
+from gpuvet.model.versions import parse_requirement
 
 from .base import Context, Fail, Pass, Skip, Unknown, check, ev, fix
 from .common import COMPANIONS, _companion_cmd, _install_cmd, _packages, _torch, _variant
@@ -61,13 +60,12 @@ def companion_built_for_other_torch(ctx: Context):
         have = str(r.get("version", ""))
         # 1. the companion's own requirement on torch (exact pins in official wheels)
         for req in r.get("requires", []) or []:
-            try:
-                rq = Requirement(req)
-            except InvalidRequirement:
+            rq = parse_requirement(req)
+            if rq is None:
                 continue
-            if rq.name.lower() == "torch" and rq.specifier and tv is not None \
-                    and not rq.specifier.contains(tv, prereleases=True):
-                yield Fail(f"{name} {have} requires torch{rq.specifier} but torch {version} is installed",
+            if rq[0].lower() == "torch" and rq[1] and tv is not None \
+                    and not rq[1].contains(tv, prereleases=True):
+                yield Fail(f"{name} {have} requires torch{rq[1]} but torch {version} is installed",
                            why=f"{name} {have} was built against another torch release; its compiled operators "
                                "do not load, or load and misbehave, with this one.",
                            evidence=[ev(r, f"{name} {have}: Requires-Dist {req}"), ev(build, f"torch {version}")],

@@ -71,6 +71,8 @@ def framework_hip_differs_from_rocm(ctx: Context) -> Iterable:
     lib = _loaded_hip(facts)
     for b in builds:
         want = major_minor(b.get("hip"))
+        if want is None:  # _hip_builds keeps only builds with a HIP major.minor
+            continue
         same = [r for r in system if major_minor(r.get("version")) == want]
         if same:
             yield Pass(f"{_amd_label(b)} (HIP {b.get('hip')}) matches system ROCm {same[0].get('version')}",
@@ -100,7 +102,8 @@ def _stable_build_fix(ctx: Context, b: Row, r: Row):
     current one keeps working for comparison; nothing of the mismatched build is mixed in)."""
     from gpuvet.kb import query as q
 
-    mm = _mmstr(major_minor(r.get("version")))
+    have = major_minor(r.get("version"))  # the system rows checked here always have one
+    mm = _mmstr(have) if have is not None else str(r.get("version") or "")
     name = b.get("name") or "torch"
     env = f"~/venv-{name}-rocm{mm}"
     found = q.newest_with_rocm(ctx.kb, mm) if ctx.kb is not None and name == "torch" else None

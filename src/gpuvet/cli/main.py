@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import sys
 from typing import Sequence
@@ -113,10 +114,10 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
         env.stderr.write("gpuvet: aborted\n")
         return int(ExitCode.INTERNAL)
     except click.ClickException as exc:
-        env.stderr.write(f"gpuvet: error: {exc.format_message()}\n")
+        env.stderr.write(redact_text(f"gpuvet: error: {exc.format_message()}\n"))
         return int(ExitCode.BAD_INPUT)
     except UsageError as exc:  # raised by a use case (a bad value, not bad syntax): one line, exit 2
-        env.stderr.write(f"gpuvet: error: {exc}\n")
+        env.stderr.write(redact_text(f"gpuvet: error: {exc}\n"))  # it may echo a value given
         return int(exc.code)
     except GpuvetError as exc:
         env.stderr.write(redact_text(f"gpuvet: error: {exc}\n"))
@@ -141,19 +142,21 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
 BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, what `yes | head -1` reports for yes
 
 
-class _Closed:
+class _Closed(io.StringIO):
     """Stands in for a standard stream that is closed (fd 0, 1 or 2 closed when gpuvet started): reading gives
-    nothing (stdin is then "closed": one clear error where it is needed), writing is dropped."""
+    nothing (stdin is then "closed": one clear error where it is needed), writing is dropped.  A text stream
+    (StringIO) to the type checker and to code that asks; every method that touches data is overridden."""
 
     closed = True
 
     def __init__(self, name: str):
+        super().__init__()
         self.name = name
 
     def write(self, text: str) -> int:
         return len(text)
 
-    def read(self, n: int = -1):
+    def read(self, n: int | None = -1) -> str:
         raise ValueError(f"standard {self.name} is closed")
 
     def flush(self) -> None:

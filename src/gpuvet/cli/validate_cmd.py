@@ -1,10 +1,15 @@
 """`gpuvet validate`, `gpuvet bench`, `gpuvet bench compare`, `gpuvet scan`."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from .common import emit, env_of, make_policy, output_options, policy_options
 from .env import Environment
+
+if TYPE_CHECKING:
+    from rich.status import Status
 
 
 class Progress:
@@ -14,7 +19,7 @@ class Progress:
         self.env, self.total, self.quiet, self.done = env, total, quiet, 0
         isatty = getattr(env.stderr, "isatty", None)
         self.live = bool(isatty and isatty()) and "NO_COLOR" not in env.environ and not quiet
-        self._status = None
+        self._status: Status | None = None
         if self.live:
             from rich.console import Console
 
@@ -160,7 +165,7 @@ def bench(ctx, **kw) -> int:
 @output_options
 @policy_options
 @click.pass_context
-def compare(ctx, base, new, db, html, fmt, output, verbose, select, ignore, ack, fail_on, stack=False, quiet=False,
+def compare(ctx: click.Context, base, new, db, html, fmt, output, verbose, select, ignore, ack, fail_on, stack=False, quiet=False,
             statistics=False) -> int:
     """Per-case deltas of run NEW against run BASE, with the noise band of their repeated timings."""
     from gpuvet.app.engine import exit_code

@@ -19,8 +19,6 @@ import hashlib
 import json
 import os
 import stat
-import secrets
-from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,7 +31,7 @@ class KBError(Exception):
 
 
 def _data_dir() -> Path:
-    return Path(str(resources.files("gpuvet.kb") / "data"))
+    return Path(__file__).resolve().parent / "data"  # the package is a directory (importlib.resources costs start-up)
 
 
 def _cache_dir() -> Path | None:
@@ -119,6 +117,8 @@ def _read_cache(dfd: int, name: str, key: str) -> Any:
 
 
 def _write_cache(dfd: int, name: str, key: str, doc: Any) -> None:
+    import secrets
+
     tmp = f".tmp-{secrets.token_hex(8)}"  # unpredictable, created exclusively, 0600
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dfd)

@@ -256,8 +256,8 @@ def runs_on(gpu_arch: str, targets: Iterable[str], ptx: Iterable[str] = ()) -> b
             return True
         if s[2] == "" and s[0] == g[0] and s[1] <= g[1]:
             return True
-    for p in ptx:
-        s = _sm(p)
+    for code in ptx:
+        s = _sm(code)
         if s and (s[0], s[1]) <= (g[0], g[1]):
             return True
     return False
@@ -298,6 +298,14 @@ def host_compiler(kb: Any, cuda: Any) -> dict[str, Any] | None:
     mm = minor_of(cuda)
     for e in kb.table("host_compilers"):
         if minor_of(e.get("cuda")) == mm:
+            return e
+    return None
+
+
+def cxx_standard(kb: Any, std: Any) -> dict[str, Any] | None:
+    """The cxx_standards entry (oldest GCC / clang accepting -std=c++NN) of a C++ standard, or None."""
+    for e in kb.table("cxx_standards"):
+        if str(e.get("std")) == str(std or ""):
             return e
     return None
 

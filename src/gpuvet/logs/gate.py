@@ -11,6 +11,7 @@ speed) or when a branch has no usable literal: it never says False for text the 
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 try:  # Python 3.11+
     from re import _constants as _c  # type: ignore[attr-defined]
@@ -150,7 +151,7 @@ class MultiGate:
 
     def __init__(self, patterns: dict[str, str]):
         self.strong: list[tuple[str, LiteralGate, re.Pattern]] = []
-        self.weak: list[tuple[str, LiteralGate, re.Pattern]] = []
+        self.weak: list[tuple[str, Callable[[str], object], re.Pattern]] = []  # a gate or a relaxed search
         exact: set[str] = set()
         folded: set[str] = set()
         for name, pat in patterns.items():

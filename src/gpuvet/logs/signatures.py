@@ -163,7 +163,7 @@ def anchors(pattern: str) -> list[str]:
         if op is SUBPATTERN:
             sub = list(av[-1])
             if len(sub) == 1 and sub[0][0] is BRANCH:
-                alts = []
+                alts: list[str] = []
                 for br in sub[0][1][1]:
                     r = _runs(list(br))
                     b = max(r, key=len) if r else ""

@@ -2,8 +2,8 @@
 from .errors import GpuvetError, InputError, UsageError
 from .facts import SUPPLIED_BY, TABLES, Column, Facts, ProbeError, Row, TableSpec, row
 from .findings import (Applicability, Deduction, Evidence, ExitCode, Finding, Fix, Outcome, Report,
-                       ReportHeader, Severity)
+                       ReportExtra, ReportHeader, Severity)
 
 __all__ = ["SUPPLIED_BY", "TABLES", "Column", "Facts", "ProbeError", "Row", "TableSpec", "row", "Applicability",
-           "Deduction", "Evidence", "ExitCode", "Finding", "Fix", "Outcome", "Report", "ReportHeader", "Severity",
+           "Deduction", "Evidence", "ExitCode", "Finding", "Fix", "Outcome", "Report", "ReportExtra", "ReportHeader", "Severity",
            "GpuvetError", "InputError", "UsageError"]

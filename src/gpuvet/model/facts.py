@@ -95,7 +95,8 @@ TABLES: dict[str, TableSpec] = {
            ("selected", "bool", "True when this is the copy the framework will actually load"),
            ("requested_by", "str", "the library whose DT_NEEDED (or dlopen) asked for it"),
            ("family", "str", "the release it belongs to: cudnn for libcudnn and its sub-libraries, cublas for cuBLAS and cuBLASLt"),
-           ("via", "str", "how the loader found it: preload | rpath | ld_library_path | runpath | ldconfig | default")),
+           ("via", "str", "how the loader found it: preload | rpath | ld_library_path | runpath | ldconfig | default"),
+           ("release", "str", "ROCm libraries: the ROCm release this copy belongs to (an /opt/rocm-X.Y.Z path, AMD's build number in the file name, or the HIP version of the framework that bundles it), '' when unknown")),
         _t("shared_libraries", "Dynamic-loader resolution of the framework's GPU libraries.",
            "ELF DT_NEEDED/RPATH/RUNPATH, LD_LIBRARY_PATH, ld.so.cache, default paths",
            ("soname", "str", "DT_NEEDED name, e.g. libcudnn.so.9"),
@@ -118,7 +119,9 @@ TABLES: dict[str, TableSpec] = {
            ("targets_source", "str", "where the target list was read (ELF fatbin, offload bundle, pasted)"),
            ("partial_targets", "list", "targets present in only a few kernels, as 'sm_90a:4' (arch:entries)"),
            ("variant", "str", "cuda | rocm | cpu | xpu"),
-           ("path", "str", "install location")),
+           ("path", "str", "install location"),
+           ("cxx_standard", "str", "the C++ standard its C++ code paths compile with (torch: Inductor's -std=c++NN in _inductor/cpp_builder.py, else TorchConfig.cmake's CXX_STANDARD), e.g. '20'"),
+           ("cxx_standard_source", "str", "the file and text it was read from")),
         _t("packages", "Python distributions (importlib.metadata).", "importlib.metadata, pip list/freeze",
            ("name", "str", "normalised distribution name"),
            ("version", "str", "version"),
@@ -157,13 +160,37 @@ TABLES: dict[str, TableSpec] = {
            ("missing_symbols", "list", "those the installed libtorch does not export (first few, mangled)"),
            ("missing_count", "int", "how many it needs that libtorch does not export (-1: not checked)"),
            ("torch_dir", "str", "the torch whose libraries were searched for its symbols")),
+        _t("kernel_libraries", "Run-time kernel files the loaded ROCm math libraries read (rocBLAS/hipBLASLt Tensile libraries, MIOpen's kernel databases).",
+           "the loaded librocblas/libhipblaslt/libMIOpen (loader model), ROCBLAS_TENSILE_LIBPATH, HIPBLASLT_TENSILE_LIBPATH, MIOPEN_SYSTEM_DB_PATH; one directory listing each",
+           ("library", "str", "rocblas | hipblaslt | miopen"),
+           ("library_path", "str", "the copy of the library the loader model says is loaded"),
+           ("library_release", "list", "what that copy belongs to: 'rocm 6.2.1' (an /opt/rocm-X path, AMD's build number in the file name, the framework that bundles it), 'rocblas 4.4' (its own version)"),
+           ("dir", "str", "the directory it reads its kernels from"),
+           ("via", "str", "default | the override variable that set dir"),
+           ("variable", "str", "the override variable of this library"),
+           ("default_dir", "str", "when an override is set: the directory it would read without it"),
+           ("exists", "bool", "dir exists"),
+           ("files", "int", "names in dir (bounded)"),
+           ("archs", "list", "gfx targets the file names in dir carry (TensileLibrary_lazy_gfx90a.dat, gfx942.kdb, a gfx subdirectory)"),
+           ("generic", "list", "architecture-independent library files present (TensileLibrary.dat)"),
+           ("dir_release", "list", "what dir belongs to, the same tags as library_release")),
         _t("kernel_caches", "Kernel databases and caches (MIOpen, CUDA JIT, Triton, torch inductor).",
-           "MIOPEN_USER_DB_PATH, MIOPEN_CUSTOM_CACHE_DIR, ~/.config/miopen, ~/.cache/miopen, /opt/rocm/share/miopen/db",
-           ("name", "str", "miopen-system-db | miopen-user-db | miopen-cache | cuda-jit-cache | triton-cache"),
+           "MIOPEN_USER_DB_PATH, MIOPEN_CUSTOM_CACHE_DIR, ~/.config/miopen, ~/.cache/miopen, /opt/rocm/share/miopen/db; "
+           "TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, TORCH_EXTENSIONS_DIR, VLLM_CACHE_ROOT and their defaults",
+           ("name", "str", "miopen-system-db | miopen-user-db | miopen-cache | cuda-jit-cache | triton-cache | "
+                           "inductor-cache | torch-extensions | vllm-cache"),
            ("path", "str", "directory"),
            ("exists", "bool", "exists"),
            ("writable", "bool", "writable by this user (or creatable)"),
-           ("files", "int", "number of files in it (bounded count)")),
+           ("files", "int", "number of files in it (bounded count)"),
+           ("owner_uid", "int", "uid owning the directory (None: it does not exist)"),
+           ("mode", "str", "permission bits of the directory, octal"),
+           ("fs_type", "str", "filesystem type of the mount holding it (/proc/self/mounts)"),
+           ("sampled_all", "bool", "every entry was looked at (False: only the first bounded sample)"),
+           ("foreign_entries", "int", "sampled entries owned by another user that this user cannot write"),
+           ("foreign_sample", "list", "a few of them, with their owner"),
+           ("stale_locks", "list", "torch_extensions build lock files older than 10 minutes"),
+           ("other_builds", "list", "torch_extensions entries whose build.ninja compiles against another torch")),
     )
 }
 
@@ -187,6 +214,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "containers": ("kind",),
     "extensions": ("path",),
     "kernel_caches": ("name", "path"),
+    "kernel_libraries": ("library", "library_path"),
 }
 TABLES = {name: TableSpec(t.name, t.doc, t.columns, t.sources, KEYS.get(name, ())) for name, t in TABLES.items()}
 
@@ -209,6 +237,7 @@ SUPPLIED_BY: dict[str, str] = {
     "kernel_caches": "gpuvet check on the machine",
     "host_compilers": "gcc --version",
     "extensions": "gpuvet check on the machine",
+    "kernel_libraries": "gpuvet check on the machine",
 }
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 
 class Severity(enum.IntEnum):
@@ -162,6 +162,49 @@ class ReportHeader:
                 "duration_s": self.duration_s}
 
 
+JSONDoc = dict[str, Any]  # a sub-document that is JSON as it stands (each producer's to_dict())
+
+
+class ReportExtra(TypedDict, total=False):
+    """The command-specific keys of a report's JSON, each declared once with its type and the command that
+    writes it.  ``render/json.py`` puts them at the top level after ``header`` (docs/report-schema.json
+    leaves them open); none may shadow an envelope key (tests/test_report.py).  Keys starting with ``_``
+    are never rendered."""
+
+    usable: dict[str, str]  # check, compat, recommend (engine.build_report): can the framework use a GPU
+    # diagnose, run
+    diagnoses: list[JSONDoc]
+    user_code_signals: list[JSONDoc]
+    settle: list[JSONDoc]  # commands whose output would settle the top diagnosis
+    scan: JSONDoc  # diagnose: what was scanned; scan: the project's operators, settings, environment
+    hide_stack: bool  # run: the terminal view leaves out the stack table (it is in the bundle)
+    run: JSONDoc  # run: argv, result, exit status, bundle
+    verdict: str  # diagnose, compat
+    notes: list[Any]  # diagnose: {code, title, why} explanations; recommend: lines of text
+    # compat
+    verdict_reasons: list[str]
+    described: JSONDoc
+    sources: list[str]
+    # recommend
+    machine: JSONDoc
+    recommendation: JSONDoc | None
+    alternatives: list[JSONDoc]
+    installed: JSONDoc | None
+    skipped_newer: list[JSONDoc]
+    # report (the version report)
+    host: str
+    taken_at: str
+    since: JSONDoc | None
+    changes: list[JSONDoc]
+    distributions: list[JSONDoc]
+    _raw_commands: dict[str, Any]  # report --bundle: the recorded probe outputs, never rendered
+    diff: JSONDoc  # diff
+    validate: JSONDoc  # validate, bench: the run record
+    # rollback
+    plan: JSONDoc
+    into: JSONDoc
+
+
 @dataclass
 class Report:
     """What a command produced: findings, the facts behind them, a score, and metadata."""
@@ -172,8 +215,10 @@ class Report:
     score: int | None = None
     deductions: list[Deduction] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)  # command-specific payload (diagnoses, verdict, ...)
+    extra: ReportExtra = field(default_factory=lambda: ReportExtra())  # command-specific keys (diagnoses, verdict, ...)
     header: ReportHeader | None = None
+    # rules, rule, kb info: the document the command prints (render/listing.py), not a report envelope
+    document: dict[str, Any] | None = None
 
     def failed(self) -> list[Finding]:
         return [f for f in self.findings if f.failed and not f.acknowledged]

@@ -25,7 +25,7 @@ import functools
 import os
 import re
 import threading
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 MASK = "***"
 MIN_ENV_SECRET = 8  # shorter values of secret variables ("1", "true", "x11") are not masked everywhere
@@ -76,6 +76,10 @@ _TOKEN_SPECS = (
     ("discord", r"discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/[A-Za-z0-9_-]{10,200}"),
 )
 _TOKENS = tuple((lit, re.compile(p if not p[0] == "[" else p)) for lit, p in _TOKEN_SPECS)
+# Prefixes distinctive enough to mask even glued to what precedes them (`DRV001glpat-...`, `x=nvapi-...`
+# is the usual case, but a paste may lose the separator): no ordinary word contains them.
+_GLUED_OK = ("hooks.", "discord", "glpat-", "github_pat_", "nvapi-", "pypi-", "api_org_", "xapp-", "sk-ant-",
+             "sk-proj-")
 _WORDCH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _URL_CRED = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://)(?P<cred>[^/@\s:\"'<>\\]{1,300}(?::[^/@\s\"'<>\\]{0,300})?)@")
 # After a secret-like name: the separator and the value (anchored at the end of the name).
@@ -169,7 +173,7 @@ def _lower(text: str) -> str:
     return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
 
 
-def _gated(text: str, triggers: tuple[str, ...], fn, lower: bool = True) -> str:
+def _gated(text: str, triggers: tuple[str, ...], fn: Callable[[str], str], lower: bool = True) -> str:
     """``fn`` applied to the lines of ``text`` that hold a trigger word (to all of a short text that holds
     one): the slower patterns never run over lines that cannot match."""
     hay = _lower(text) if lower else text
@@ -212,8 +216,8 @@ def _token_sub(m: re.Match) -> str:
     s = m.string
     i = m.start()
     tok = m.group(0)
-    if i > 0 and s[i - 1] in _WORDCH and not tok.startswith(("hooks.", "discord")):
-        return tok  # inside a longer word: not a token
+    if i > 0 and s[i - 1] in _WORDCH and not tok.startswith(_GLUED_OK):
+        return tok  # inside a longer word: not a token (a short prefix such as hf_ or sk- there is a word's part)
     if tok.startswith("eyJ"):
         parts = tok.split(".")
         if len(parts) != 3 or not parts[1].startswith("eyJ") or len(parts[1]) < 4:

@@ -9,15 +9,19 @@ Versions are ``packaging.version.Version`` objects (or the vendor's own format p
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
+
+# packaging.specifiers (and, through packaging.utils, packaging.tags with logging and platform) are
+# imported only when a specifier is evaluated: ``gpuvet check`` starts faster for it
 
 __all__ = ["Version", "parse_version", "pep440", "find_version", "major_minor", "minor_of", "release", "same_release",
            "spec_contains", "local_tag", "channel_of", "variant_of", "cuda_of_local", "hip_of_local",
-           "normalise_name", "CHANNELS", "VARIANTS"]
+           "normalise_name", "parse_requirement", "CHANNELS", "VARIANTS"]
 
 CHANNELS = ("stable", "nightly", "prerelease", "source")  # framework_builds.channel
 VARIANTS = ("cuda", "rocm", "xpu", "cpu")  # framework_builds.variant ('' when the text does not say)
@@ -98,6 +102,8 @@ def same_release(a: Any, b: Any, depth: int = 3) -> bool:
 
 def spec_contains(spec: str, version: Any) -> bool | None:
     """Whether ``version`` satisfies a PEP 440 specifier (pre-releases included); None if unparsable."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     v = parse_version(version)
     try:
         s = SpecifierSet(spec)
@@ -179,4 +185,30 @@ def hip_of_local(version: Any) -> str:
 
 def normalise_name(name: str) -> str:
     """A distribution's name as PEP 503 normalises it ('PyTorch_Triton.ROCm' -> 'pytorch-triton-rocm')."""
-    return str(canonicalize_name(name.strip()))
+    return _SEPARATORS.sub("-", name.strip()).lower()  # packaging.utils.canonicalize_name's rule
+
+
+_SEPARATORS = re.compile(r"[-_.]+")
+# PEP 508: name, optional [extras], then a version specifier (optionally in parentheses) or ``@ URL``,
+# then an optional ``; marker``
+_REQUIREMENT = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(\[[^\]]*\])?\s*"
+                          r"(?:\((?P<paren>[^)]*)\)|(?P<spec>[<>=!~][^;]*)|@[^;]*)?\s*(?:;\s*\S.*)?$", re.S)
+
+
+def parse_requirement(req: str) -> tuple[str, SpecifierSet] | None:
+    """A ``Requires-Dist`` line -> (name as written, its version specifier: empty for none or a URL),
+    or None when it is not a valid requirement.  Markers are not evaluated.  ``torch (>=2.1)``,
+    ``torch==2.4.0; extra == "gpu"``, ``torch[opt]>=2`` all name torch.
+
+    This is packaging.requirements' answer for the name and specifier without importing its marker
+    grammar (the start-up of ``gpuvet check``); the specifier is still packaging's own SpecifierSet."""
+    m = _REQUIREMENT.match(req or "")
+    if not m:
+        return None
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    spec = (m.group("paren") if m.group("paren") is not None else m.group("spec") or "").strip()
+    try:
+        return m.group(1), SpecifierSet(spec)
+    except InvalidSpecifier:
+        return None

@@ -23,15 +23,23 @@ AMD_DPKG = re.compile(r"^(hipcc|libamdhip64-\d+|libamdhip64-dev|rocminfo|rocm-sm
 def parse_dpkg_status(text: str) -> dict[str, str]:
     """/var/lib/dpkg/status -> {package: version} for installed AMD GPU packages."""
     out: dict[str, str] = {}
-    for para in (text or "").split("\n\n"):
-        pkg = re.search(r"^Package:[ \t]*(\S+)", para, re.M)
-        ver = re.search(r"^Version:[ \t]*(\S+)", para, re.M)
-        st = re.search(r"^Status:[ \t]*(.+)$", para, re.M)
-        if not pkg or not ver or not AMD_DPKG.match(pkg.group(1)):
-            continue
-        if st and "installed" not in st.group(1).split()[-1:]:
-            continue
-        out[pkg.group(1)] = ver.group(1)
+    text = "\n" + (text or "")
+    # one scan for the Package lines (a status file holds thousands of paragraphs); only the few
+    # paragraphs of AMD GPU packages are looked into
+    at = text.find("\nPackage:")
+    while at >= 0:
+        nxt = text.find("\nPackage:", at + 9)
+        line_end = text.find("\n", at + 9)
+        name = text[at + 9:line_end if line_end >= 0 else len(text)].strip()
+        if AMD_DPKG.match(name):
+            start = text.rfind("\n\n", 0, at + 1)
+            end = text.find("\n\n", at + 1)
+            para = text[start + 1 if start >= 0 else 0:end if end >= 0 else len(text)]
+            ver = re.search(r"^Version:[ \t]*(\S+)", para, re.M)
+            st = re.search(r"^Status:[ \t]*(.+)$", para, re.M)
+            if ver and not (st and "installed" not in st.group(1).split()[-1:]):
+                out[name] = ver.group(1)
+        at = nxt
     return out
 
 

@@ -126,13 +126,13 @@ def _read_elf_info_pyelftools(fh: BinaryIO, path: str = "") -> ElfInfo:
                 for tag in sec.iter_tags():
                     t = tag.entry.d_tag
                     if t == "DT_NEEDED":
-                        needed.append(tag.needed)
+                        needed.append(getattr(tag, "needed"))  # pyelftools sets these per tag
                     elif t == "DT_SONAME":
-                        soname = tag.soname
+                        soname = getattr(tag, "soname")
                     elif t == "DT_RPATH":
-                        rpath = (rpath or []) + [p for p in tag.rpath.split(":")]
+                        rpath = (rpath or []) + [p for p in getattr(tag, "rpath").split(":")]
                     elif t == "DT_RUNPATH":
-                        runpath = (runpath or []) + [p for p in tag.runpath.split(":")]
+                        runpath = (runpath or []) + [p for p in getattr(tag, "runpath").split(":")]
         return ElfInfo(path, elf.elfclass, elf["e_machine"], soname, tuple(needed),
                        tuple(rpath) if rpath is not None else None,
                        tuple(runpath) if runpath is not None else None, sections)
@@ -700,14 +700,16 @@ class SymbolTable:
         self.path = path
         self._fh = system.open_binary(path)
         self._mm = None
+        read: Callable[[int, int], bytes]
         try:
             import mmap
 
             self._mm = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
             mm = self._mm
 
-            def read(off: int, n: int) -> bytes:
+            def mm_read(off: int, n: int) -> bytes:
                 return mm[off:off + n]
+            read = mm_read
         except (AttributeError, OSError, ValueError, ImportError):
             read = _file_reader(self._fh)
         self.read = read

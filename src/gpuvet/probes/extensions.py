@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import stat as _stat
 import threading
 import time
@@ -121,7 +120,7 @@ def candidate_files(system: System, paths: Sequence[str], torch_dir: str | None,
     """(path, kind, dist) of every shared object to read, and notes on what was bounded."""
     out: dict[str, tuple[str, str, str]] = {}
     notes: list[str] = []
-    torch_real = os.path.realpath(torch_dir) + os.sep if torch_dir else None
+    torch_real = system.realpath(torch_dir) + os.sep if torch_dir else None
     for d in paths:
         if _is_stdlib(d):
             continue
@@ -136,7 +135,7 @@ def candidate_files(system: System, paths: Sequence[str], torch_dir: str | None,
         if not complete:
             notes.append(f"{d}: more than 20000 entries or 1 s, only part was read")
         for p in files:
-            if torch_real and os.path.realpath(p).startswith(torch_real):
+            if torch_real and system.realpath(p).startswith(torch_real):
                 continue
             out.setdefault(p, (p, "pythonpath", ""))
     for d in jit_dirs(system):
@@ -232,6 +231,8 @@ class DiskCache:
         fd = self._open_dir(create=True)
         if fd is None:
             return
+        import secrets  # only a cache write needs it (start-up)
+
         tmp = f".tmp-{secrets.token_hex(8)}"
         try:
             f = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=fd)

@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 from gpuvet.model import Row, row
 from gpuvet.model.versions import channel_of, normalise_name, variant_of
 
-from . import elf, loader
+from . import elf, kernel_files, loader
 from .base import Probe
 from .system import System
 
@@ -49,7 +49,7 @@ def _version_py_values(text: str) -> dict[str, object]:
                 target, value = node.targets[0], node.value
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 target, value = node.target, node.value
-            if isinstance(target, ast.Name) and target.id in _ASSIGN_KEYS:
+            if isinstance(target, ast.Name) and value is not None and target.id in _ASSIGN_KEYS:
                 try:
                     out[_ASSIGN_KEYS[target.id]] = ast.literal_eval(value)
                 except (ValueError, SyntaxError):
@@ -66,15 +66,17 @@ def _version_py_values(text: str) -> dict[str, object]:
     return out
 
 
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def parse_torch_version_py(text: str, source: str, path: str = "") -> list[Row]:
     """torch/version.py (or its pasted text) -> one framework_builds row (targets not yet known)."""
     vals = _version_py_values(text)
     version = vals.get("version")
     if not isinstance(version, str) or not version:
         return []
-    cuda = vals.get("cuda") if isinstance(vals.get("cuda"), str) else None
-    hip = vals.get("hip") if isinstance(vals.get("hip"), str) else None
-    xpu = vals.get("xpu") if isinstance(vals.get("xpu"), str) else None
+    cuda, hip, xpu = (_str_or_none(vals.get(k)) for k in ("cuda", "hip", "xpu"))
     return [row("framework_builds", source, name="torch", version=version, cuda=cuda or "",
                 hip=hip or "", debug=bool(vals.get("debug", False)),
                 git_version=str(vals.get("git_version") or ""), channel=channel_of(version),
@@ -136,6 +138,24 @@ def find_torch(system: System, dirs: Sequence[str]) -> str | None:
     return None
 
 
+_STD_FLAG = re.compile(r'def _get_cpp_std_cflag\(std_num: str = "c\+\+(\d\d)"')
+_CMAKE_STD = re.compile(r"\bCXX_STANDARD\s+(\d\d)\b")
+
+
+def torch_cxx_standard(system: System, tdir: str) -> tuple[str, str]:
+    """The C++ standard torch's C++ code paths compile with: Inductor's default -std flag
+    (torch/_inductor/cpp_builder.py), else the CXX_STANDARD its CMake config gives extensions."""
+    path = f"{tdir}/_inductor/cpp_builder.py"
+    m = _STD_FLAG.search(system.read_text(path, limit=256 * 1024) or "")
+    if m:
+        return m.group(1), f"{path}: -std=c++{m.group(1)}"
+    path = f"{tdir}/share/cmake/Torch/TorchConfig.cmake"
+    m = _CMAKE_STD.search(system.read_text(path, limit=64 * 1024) or "")
+    if m:
+        return m.group(1), f"{path}: CXX_STANDARD {m.group(1)}"
+    return "", ""
+
+
 def probe_torch(system: System, dirs: Sequence[str]) -> list[Row]:
     tdir = find_torch(system, dirs)
     if tdir is None:
@@ -154,6 +174,7 @@ def probe_torch(system: System, dirs: Sequence[str]) -> list[Row]:
                     variant=variant_of(version), path=tdir)]
     base = rows[0]
     vals = dict(base.values)
+    vals["cxx_standard"], vals["cxx_standard_source"] = torch_cxx_standard(system, tdir)
     gpu_lib = None
     for name in (*CUDA_LIBS, *HIP_LIBS):
         p = f"{tdir}/lib/{name}"
@@ -184,8 +205,12 @@ def probe_torch(system: System, dirs: Sequence[str]) -> list[Row]:
     out = [row("framework_builds", base.source, **vals)]
     # the dynamic loader's view of the GPU libraries
     libs = [gpu_lib] + [f"{tdir}/lib/{n}" for n in EXTRA_GPU_LIBS if system.exists(f"{tdir}/lib/{n}")]
-    out.extend(loader.resolve_framework_libraries(system, libs, framework_dir=tdir,
-                                                  site_dir=os.path.dirname(tdir)))
+    resolved = loader.resolve_framework_libraries(system, libs, framework_dir=tdir, site_dir=os.path.dirname(tdir),
+                                                  framework_hip=str(vals.get("hip") or ""))
+    out.extend(resolved)
+    # the kernel directories of the ROCm math libraries that copy reads (none on a CUDA build)
+    out.extend(kernel_files.kernel_library_rows(system, [r for r in resolved if r.table == "libraries"],
+                                                framework_dir=tdir, framework_hip=str(vals.get("hip") or "")))
     return out
 
 
@@ -308,7 +333,7 @@ def _probe(system: System) -> Iterable[Row]:
 
 
 PROBES: list[Probe] = [
-    Probe("framework", ("framework_builds", "shared_libraries", "libraries"), _probe,
+    Probe("framework", ("framework_builds", "shared_libraries", "libraries", "kernel_libraries"), _probe,
           "torch/jax/tensorflow builds from version files, dist-info and ELF; loader resolution of their "
           "GPU libraries"),
 ]

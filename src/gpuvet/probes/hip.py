@@ -112,8 +112,10 @@ def _hip_runtime_rows(system: System, libdir: str, seen: set[str]) -> list[Row]:
     out: list[Row] = []
     for fn in system.listdir(libdir):
         m = _HIPLIB.match(fn)
+        if not m:  # a system library directory holds thousands of files: resolve only the matches
+            continue
         real = system.realpath(f"{libdir}/{fn}")
-        if m and real not in seen:
+        if real not in seen:
             seen.add(real)
             out.append(row("runtimes", f"{libdir}/{fn}", vendor="amd", name="hip-runtime",
                            version=m.group(1), path=f"{libdir}/{fn}", origin="system"))

@@ -59,12 +59,8 @@ def parse_os_release(text: str) -> dict[str, str]:
 def probe_os(system: System) -> list[Row]:
     rel = parse_os_release(system.read_text("/etc/os-release") or "")
     kernel = (system.read_text("/proc/sys/kernel/osrelease") or "").strip() or system.uname()[1]
-    glibc = ""
-    try:
-        v = os.confstr("CS_GNU_LIBC_VERSION") or ""
-        glibc = v.split()[-1] if v.startswith("glibc") else ""
-    except (ValueError, OSError, AttributeError):
-        pass
+    v = system.libc_version()
+    glibc = v.split()[-1] if v.startswith("glibc") else ""
     return [row("os_info", "/etc/os-release", name=rel.get("PRETTY_NAME") or rel.get("NAME") or system.uname()[0],
                 kernel=kernel, arch=system.uname()[2], glibc=glibc, python=system.python_version())]
 
@@ -248,7 +244,29 @@ def probe_host_compilers(system: System) -> list[Row]:
         fam, version, err = ran[path]  # type: ignore[misc]
         rows.append(row("host_compilers", f"{path} --version", name=fam, version=version, path=path, role=role,
                         requested=requested, runs=not err, error=err))
+    rows.extend(_hip_clang(system))
     return rows
+
+
+def _hip_clang(system: System) -> list[Row]:
+    """hipcc's compiler on AMD when ``HIP_CLANG_PATH`` names it: ``$HIP_CLANG_PATH/clang++`` (hipcc's
+    hipvars.pm reads the variable; Debian's hipcc 5.2.3 calls ``clang++-15`` there, else ``clang-15``)."""
+    d = (system.environ or {}).get("HIP_CLANG_PATH")
+    if d is None:
+        return []
+    role, requested = "hipcc's clang (HIP_CLANG_PATH)", f"HIP_CLANG_PATH={d}"
+    names = system.listdir(d) if d else []
+    cands = [n for n in ("clang++", "clang") if n in names] + sorted(
+        n for n in names if re.fullmatch(r"clang(\+\+)?-\d+", n))
+    if not cands:
+        return [row("host_compilers", "environ", name="clang", version="", path=d, role=role, requested=requested,
+                    runs=False, error=f"no clang++ in {d or '(empty)'}")]
+    path = f"{d.rstrip('/')}/{cands[0]}"
+    res = system.run([path, "--version"], timeout=3)
+    got = parse_cc_version(res.stdout) if res.ok else None
+    err = "" if got else (res.describe() if not res.ok else "no version in its --version output")
+    return [row("host_compilers", f"{path} --version", name=got[0] if got else "clang", version=got[1] if got else "",
+                path=path, role=role, requested=requested, runs=not err, error=err)]
 
 
 def probe_host_compiler(system: System) -> list[Row]:

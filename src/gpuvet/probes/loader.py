@@ -41,12 +41,13 @@ import os
 import re
 import struct
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from gpuvet.model import Row, row
 from gpuvet.model.versions import normalise_name
 
 from . import elf
+from .kernel_files import library_releases
 from .system import System
 
 CACHE_FILE = "/etc/ld.so.cache"
@@ -222,7 +223,7 @@ def own_rpath(info: elf.ElfInfo, requester: str) -> tuple[str, ...]:
     return tuple(expand(d, origin, info.machine) for d in info.rpath if d)
 
 
-def search_path(info: elf.ElfInfo, requester: str, environ: dict | None, machine: str,
+def search_path(info: elf.ElfInfo, requester: str, environ: Mapping[str, str] | None, machine: str,
                 chain: Sequence[str] = ()) -> list[tuple[str, str]]:
     """(via, directory) in the order the loader tries them (before the cache).  ``chain``: the RPATH
     directories of the objects that loaded ``requester``, searched after its own when it has no RUNPATH."""
@@ -390,7 +391,7 @@ def file_version_from(system: System, path: str, soname: str) -> tuple[str, str]
     return best, name
 
 
-def origin_of(path: str, framework_dir: str, environ: dict | None, pip_owner: tuple[str, str] | None) -> str:
+def origin_of(path: str, framework_dir: str, environ: Mapping[str, str] | None, pip_owner: tuple[str, str] | None) -> str:
     norm = os.path.normpath(path)
     if framework_dir and norm.startswith(os.path.normpath(framework_dir) + os.sep):
         return "framework-bundled"
@@ -414,8 +415,11 @@ def library_version(system: System, path: str, soname: str, name: str,
 
 
 # -- rows -------------------------------------------------------------------------------------------
+ROCM_LIBS = ("amdhip64", "rocblas", "hipblaslt", "miopen", "rccl", "hipblas")
+
+
 def resolve_framework_libraries(system: System, lib_paths: Sequence[str], framework_dir: str = "",
-                                site_dir: str = "") -> list[Row]:
+                                site_dir: str = "", framework_hip: str = "") -> list[Row]:
     """shared_libraries + libraries rows for the DT_NEEDED of each framework GPU library, the GPU
     libraries those need in turn, the sub-libraries they dlopen, and the preloaded objects."""
     cache: list[CacheEntry] | None = None
@@ -451,10 +455,14 @@ def resolve_framework_libraries(system: System, lib_paths: Sequence[str], framew
             version, owner, how_v = library_version(system, path, res.soname, fam, pip)
             origin = origin_of(path, framework_dir, system.environ, owner)
             what = "loaded" if selected else "shadowed"
+            release = ""
+            if name in ROCM_LIBS:
+                release = next((t.split(" ", 1)[1] for t in library_releases(
+                    system, path, name, framework_dir, framework_hip) if t.startswith("rocm ")), "")
             libs[key] = row("libraries", f"{path} ({what}, via {via}{', dlopen' if how == 'dlopen' else ''}; "
                                           f"version from {how_v})",
                             name=name, version=version, path=path, origin=origin, selected=selected,
-                            requested_by=requester, family=fam, via=via)
+                            requested_by=requester, family=fam, via=via, release=release)
 
     # breadth-first: (object path as named, its real path, its ELF, the RPATH of its loader chain)
     queue: list[tuple[str, str, elf.ElfInfo, tuple[str, ...]]] = []

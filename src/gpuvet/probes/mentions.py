@@ -110,14 +110,15 @@ def parse_mentions(text: str, source: str) -> list[Row]:
     apt_pkgs: dict[str, str] = {}
     apt_line: dict[str, int] = {}
     rocminfo_ctx = bool(ROCM_CONTEXT_RE.search(text))
+    m: re.Match[str] | None
     for i, raw in enumerate(lines):
         n = i + 1
         line = raw.strip()
         if not line or len(line) > 2000:
             continue
         if "/opt/rocm-" in line:
-            for m in ROCM_PATH_RE.finditer(line):
-                rocm(m.group(1), n, f"path {_snippet(line)}")
+            for pm in ROCM_PATH_RE.finditer(line):
+                rocm(pm.group(1), n, f"path {_snippet(line)}")
         if "roc-" in line and "clang version" in line.lower():
             m = CLANG_ROC_RE.search(line)
             if m:
@@ -129,8 +130,8 @@ def parse_mentions(text: str, source: str) -> list[Row]:
                                              name="hip-runtime", version=m.group(2), path=m.group(1),
                                              origin="pasted"))
         if "rocm-" in line and LS_LINE_RE.match(line):
-            for m in LS_ROCM_RE.finditer(line):
-                rocm(m.group(1), n, f"directory listing: {_snippet(line)}")
+            for lm in LS_ROCM_RE.finditer(line):
+                rocm(lm.group(1), n, f"directory listing: {_snippet(line)}")
         if ".info/version" in line:
             m = INFO_CMD_RE.search(line)
             if m:
@@ -138,9 +139,9 @@ def parse_mentions(text: str, source: str) -> list[Row]:
                 val = m.group(2)
                 if not val:
                     for nxt in lines[i + 1:i + 3]:
-                        v = INFO_VALUE_RE.match(nxt)
-                        if v:
-                            val = v.group(1)
+                        vm = INFO_VALUE_RE.match(nxt)
+                        if vm:
+                            val = vm.group(1)
                             break
                 if val:
                     rocm(val, n, f"{tree}/.info/version: {val}", path=tree)
@@ -159,14 +160,14 @@ def parse_mentions(text: str, source: str) -> list[Row]:
                                               vendor="amd", component="kernel-module", version=m.group(1),
                                               flavor="dkms-package"))
         if "rocm/" in line:
-            for m in IMAGE_RE.finditer(line):
-                tag = line[m.start():].split()[0]
-                rocm(m.group(2), n, f"container image {_snippet(tag, 80)}", path=f"container image {_snippet(tag, 80)}")
+            for im in IMAGE_RE.finditer(line):
+                tag = line[im.start():].split()[0]
+                rocm(im.group(2), n, f"container image {_snippet(tag, 80)}", path=f"container image {_snippet(tag, 80)}")
         if ".whl" in line:
-            for m in WHEEL_RE.finditer(line):
-                if m.group(1) == "torch":
-                    v = m.group(2).replace("%2B", "+")
-                    add(("torch", v), _torch_row(v, f"{source} line {n} (wheel file {m.group(0)})"))
+            for wm in WHEEL_RE.finditer(line):
+                if wm.group(1) == "torch":
+                    v = wm.group(2).replace("%2B", "+")
+                    add(("torch", v), _torch_row(v, f"{source} line {n} (wheel file {wm.group(0)})"))
         if "torch" in line:
             m = PKG_LINE_RE.match(line)
             if m and m.group(1) in ("torch", "pytorch"):
@@ -204,6 +205,7 @@ def parse_mentions(text: str, source: str) -> list[Row]:
             pkg = "rocm-core" if r.get("name") == "rocm" else ("hip-runtime-amd" if r.get("name") == "hip-runtime" else "")
             n = apt_line.get(pkg) or min(apt_line.values())
             vals = dict(r.values)
+            key: tuple[object, ...]
             if vals.get("name") == "rocm":
                 vals["path"] = "/opt/rocm"
                 key = ("rocm", vals.get("version"), True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Callable
+from typing import Any
 
 from gpuvet.model import Row, row
 
@@ -174,9 +174,9 @@ def _parse_smi_q(text: str, source: str) -> list[Row]:
         elif cur is not None and line.strip() and ":" not in line:
             section = line.strip()
     out = _user_driver(source, driver, cuda)
-    for idx, g in enumerate(gpus):
-        if g.get("name"):
-            out.append(_gpu(source, idx, g["name"], g.get("memory_mib"), g.get("pci_bus"), g.get("cc")))
+    for idx, gpu in enumerate(gpus):
+        if gpu.get("name"):
+            out.append(_gpu(source, idx, gpu["name"], gpu.get("memory_mib"), gpu.get("pci_bus"), gpu.get("cc")))
     return out
 
 
@@ -293,53 +293,10 @@ def parse_cudart_header(text: str, source: str, path: str) -> list[Row]:
 
 
 # ---------------------------------------------------------------------------------------------------
-# NVML (the one place that calls nvidia-ml-py)
-
-def nvml_query() -> dict[str, Any]:
-    """Ask NVML for the driver, its CUDA version and every device.  Raises on any NVML failure.
-
-    Returns ``{"driver": "580.159.04", "cuda": 13000, "devices": [{"index", "name", "cc": (9, 0),
-    "memory_bytes", "pci_bus"}]}``.  Always calls ``nvmlShutdown`` after a successful init.
-    """
-    import pynvml  # lazily: only the live probe on a machine with an NVIDIA driver pays for it
-
-    def _s(v: Any) -> str:
-        return v.decode() if isinstance(v, bytes) else str(v)
-
-    pynvml.nvmlInit()
-    try:
-        driver = _s(pynvml.nvmlSystemGetDriverVersion())
-        try:
-            cuda = int(pynvml.nvmlSystemGetCudaDriverVersion_v2())
-        except (AttributeError, pynvml.NVMLError):
-            cuda = int(pynvml.nvmlSystemGetCudaDriverVersion())
-        devices = []
-        for i in range(int(pynvml.nvmlDeviceGetCount())):
-            h = pynvml.nvmlDeviceGetHandleByIndex(i)
-            dev: dict[str, Any] = {"index": i, "name": _s(pynvml.nvmlDeviceGetName(h))}
-            try:
-                dev["cc"] = tuple(pynvml.nvmlDeviceGetCudaComputeCapability(h))
-            except pynvml.NVMLError:
-                pass
-            try:
-                dev["memory_bytes"] = int(pynvml.nvmlDeviceGetMemoryInfo(h).total)
-            except pynvml.NVMLError:
-                pass
-            try:
-                dev["pci_bus"] = _s(pynvml.nvmlDeviceGetPciInfo(h).busId)
-            except pynvml.NVMLError:
-                pass
-            devices.append(dev)
-        return {"driver": driver, "cuda": cuda, "devices": devices}
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:  # pragma: no cover - shutdown after a failed query
-            pass
-
+# NVML (System.nvml asks it; this turns the answer into rows)
 
 def nvml_rows(info: dict[str, Any], source: str = "NVML") -> list[Row]:
-    """Turn :func:`nvml_query`'s answer into ``drivers`` and ``gpu_devices`` rows (pure)."""
+    """Turn :meth:`System.nvml`'s answer into ``drivers`` and ``gpu_devices`` rows (pure)."""
     cuda_int = info.get("cuda")
     cuda = None
     if isinstance(cuda_int, int) and cuda_int > 0:
@@ -396,31 +353,26 @@ def probe_kernel_module(system: System) -> list[Row]:
     return []
 
 
-def _use_nvml(system: System) -> bool:
-    """NVML talks to the real machine, so only use it when ``system`` *is* the real machine."""
-    return type(system) is System and system.root == "/" and _nvidia_module_present(system)
-
-
-def probe_driver(system: System, nvml: Callable[[], dict[str, Any]] | None = None) -> list[Row]:
+def probe_driver(system: System) -> list[Row]:
     """User-space driver, its highest CUDA, and the GPUs: NVML first, nvidia-smi otherwise.
 
-    ``nvml`` is the NVML query to use (tests inject one); by default :func:`nvml_query`, on the real
-    machine only and only when an NVIDIA kernel module is there.  No NVIDIA driver at all (no kernel
-    module, no nvidia-smi, no NVML library): no rows, so the tables read *empty*.  nvidia-smi present
-    but failing, or a kernel module with neither NVML nor nvidia-smi answering: ``ProbeFailed`` with
-    the tool's own message (e.g. "Failed to initialize NVML: Driver/library version mismatch").
+    NVML (``system.nvml()``) is asked only when an NVIDIA kernel module is there; a System that is not
+    the machine itself answers None and is read through nvidia-smi alone.  No NVIDIA driver at all (no
+    kernel module, no nvidia-smi, no NVML library): no rows, so the tables read *empty*.  nvidia-smi
+    present but failing, or a kernel module with neither NVML nor nvidia-smi answering: ``ProbeFailed``
+    with the tool's own message (e.g. "Failed to initialize NVML: Driver/library version mismatch").
     """
-    if nvml is None and _use_nvml(system):
-        nvml = nvml_query
     problems: list[str] = []
     nvml_absent = True  # NVML unusable because it is not there (no library / no binding)
-    if nvml is not None:
+    if _nvidia_module_present(system):
         try:
-            rows = nvml_rows(nvml())
+            info = system.nvml()
+            rows = nvml_rows(info) if info is not None else []
             if rows:
                 return rows
-            problems.append("NVML returned no driver version")
-            nvml_absent = False
+            if info is not None:
+                problems.append("NVML returned no driver version")
+                nvml_absent = False
         except ImportError:
             problems.append("NVML: nvidia-ml-py is not installed")
         except Exception as exc:  # pynvml.NVMLError and friends

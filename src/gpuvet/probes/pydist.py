@@ -57,7 +57,8 @@ def parse_direct_url(text: str | None) -> dict[str, Any] | None:
     elif isinstance(d.get("dir_info"), dict):
         out.update(kind="dir", editable=bool(d["dir_info"].get("editable", False)))
     else:
-        a = d.get("archive_info") if isinstance(d.get("archive_info"), dict) else {}
+        info = d.get("archive_info")
+        a: dict[str, Any] = info if isinstance(info, dict) else {}
         out["kind"] = "archive"
         h = a.get("hashes", {}).get("sha256") if isinstance(a.get("hashes"), dict) else None
         h = h or (a.get("hash") if isinstance(a.get("hash"), str) else None)
@@ -172,7 +173,7 @@ def dependency_tree(dists: list[dict[str, Any]], marker_env: Mapping[str, str] |
     edges: dict[str, list[dict[str, Any]]] = {}
     needed: set[str] = set()
     missing: list[dict[str, str]] = []
-    conflicts: list[dict[str, str]] = []
+    conflicts: list[dict[str, str | None]] = []
     for name, d in sorted(active.items()):
         row = []
         for r in d.get("requires", []):
@@ -181,7 +182,7 @@ def dependency_tree(dists: list[dict[str, Any]], marker_env: Mapping[str, str] |
             dep = active.get(r["name"])
             installed = dep["version"] if dep else None
             ok: bool | None = None
-            if dep is not None:
+            if installed is not None:
                 try:
                     ok = SpecifierSet(r["specifier"]).contains(Version(installed), prereleases=True) \
                         if r["specifier"] else True

@@ -8,7 +8,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "host": ("host",),
     "nvidia": ("nvidia",),
     "amd": ("kfd", "dpkg", "hip", "rocminfo", "rocm_smi", "miopen"),
-    "framework": ("framework", "extensions"),
+    "framework": ("framework", "extensions", "compile_caches"),
 }
 
 

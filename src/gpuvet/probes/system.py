@@ -1,25 +1,43 @@
 """The one door to the machine: every probe reads through a ``System``.
 
 ``RealSystem`` runs commands with a time-out (killing the whole process group of a hung tool) and
-reads files.  Tests use ``FakeSystem``, which serves captured real outputs.
+reads files.  Tests use ``tests/fakes.py``'s ``FakeSystem``, which serves captured real outputs.
 """
 from __future__ import annotations
 
-import fnmatch
 import glob as _glob
 import os
-import shutil
 import signal
 import stat as _stat
 import subprocess
 import threading
-from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 DEFAULT_TIMEOUT = 3.0
 MAX_READ = 4 * 1024 * 1024
 MAX_OUTPUT = 4 * 1024 * 1024  # bytes of one command's stdout (and of its stderr) that are read
 PYTHON_TIMEOUT = 2.5  # asking another interpreter for its sys.path: below check's 3 s deadline
+
+
+def _which(cmd: str, path: str) -> str | None:
+    """``shutil.which(cmd, path=path)`` on POSIX, without importing shutil (and its bz2/lzma) at start-up."""
+
+    def ok(fn: str) -> bool:
+        return os.path.exists(fn) and os.access(fn, os.F_OK | os.X_OK) and not os.path.isdir(fn)
+
+    if os.path.dirname(cmd):
+        return cmd if ok(cmd) else None
+    if not path:
+        return None
+    seen: set[str] = set()
+    for d in path.split(os.pathsep):
+        if d not in seen:
+            seen.add(d)
+            name = os.path.join(d, cmd)
+            if ok(name):
+                return name
+    return None
 
 
 class InterpreterError(Exception):
@@ -151,9 +169,27 @@ class System:
 
         return platform.system(), platform.release(), platform.machine()
 
+    def libc_version(self) -> str:
+        """The C library this process runs on, as glibc names itself ('glibc 2.36'); '' when unknown
+        (musl, no confstr) or when this System reads another root than the machine's own."""
+        if self.root != "/":
+            return ""
+        try:
+            return os.confstr("CS_GNU_LIBC_VERSION") or ""
+        except (ValueError, OSError, AttributeError):
+            return ""
+
+    def nvml(self) -> dict[str, Any] | None:
+        """The NVIDIA driver's own answer through NVML (:func:`nvml_query`); None when this System reads
+        another root than the machine's own (NVML would describe the real machine).  Raises ImportError
+        without nvidia-ml-py, NVML's errors on its failures."""
+        if self.root != "/":
+            return None
+        return nvml_query()
+
     # -- commands -------------------------------------------------------------------------------
     def which(self, name: str) -> str | None:
-        return shutil.which(name, path=self.environ.get("PATH", os.defpath))
+        return _which(name, self.environ.get("PATH", os.defpath))
 
     def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> CommandResult:
         """Run a command once per System: probes that need the same output (hipcc and hipconfig both
@@ -172,13 +208,22 @@ class System:
             pending.done.wait(timeout + 2)
         return pending.result or CommandResult(tuple(argv), None, error="timeout")
 
-    def spawn(self, argv: Sequence[str], extra_env: Mapping[str, str] | None = None) -> subprocess.Popen:
-        """Start a long-running reader (e.g. ``grep`` over a large log) whose stdout the caller streams;
-        stdin and stderr are closed.  The caller waits for it or kills it.  Raises OSError."""
-        env = dict(self.environ)
+    def spawn(self, argv: Sequence[str], extra_env: Mapping[str, str] | None = None, *,
+              environ: Mapping[str, str] | None = None, stdin_pipe: bool = False, stderr_pipe: bool = False,
+              new_session: bool = False, stdin: Any = None) -> subprocess.Popen:
+        """Start a long-running process whose stdout the caller streams (``grep`` over a large log, the
+        command ``gpuvet run`` supervises); stdin and stderr are closed unless asked for as pipes.  Its
+        environment: ``environ`` (default this System's) plus ``extra_env``; ``new_session``: its own
+        process group, so the caller can signal all of it; ``stdin``: a file descriptor (or subprocess
+        constant) it reads instead (``gpuvet run``'s child reads gpuvet's own stdin).  The caller waits for
+        it or kills it.  Raises OSError (or ValueError)."""
+        env = dict(self.environ if environ is None else environ)
         env.update(extra_env or {})
-        return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env=env)
+        if stdin is None:
+            stdin = subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
+        return subprocess.Popen(list(argv), stdin=stdin,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE if stderr_pipe else subprocess.DEVNULL,
+                                env=env, start_new_session=new_session)
 
     def _run(self, argv: tuple[str, ...], timeout: float) -> CommandResult:
         exe = argv[0] if os.sep in argv[0] else self.which(argv[0])
@@ -243,6 +288,20 @@ class System:
             return sorted(os.listdir(self._p(path)))
         except OSError:
             return []
+
+    def list_some(self, path: str, limit: int) -> tuple[list[str], bool]:
+        """At most ``limit`` names of a directory, in the filesystem's order (no full listing of a huge cache
+        directory), and whether they are all of them."""
+        out: list[str] = []
+        try:
+            with os.scandir(self._p(path)) as it:
+                for e in it:
+                    if len(out) >= limit:
+                        return out, False
+                    out.append(e.name)
+        except OSError:
+            return out, False
+        return out, True
 
     def glob(self, pattern: str) -> list[str]:
         base = self._p(pattern)
@@ -357,12 +416,12 @@ def _collect(proc: subprocess.Popen, timeout: float, cap: int) -> tuple[bytes, b
     import time
 
     deadline = time.monotonic() + timeout
-    bufs = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+    out, err = bytearray(), bytearray()
     sel = selectors.DefaultSelector()
-    for f in bufs:
+    for f, into in ((proc.stdout, out), (proc.stderr, err)):
         if f is not None:
             os.set_blocking(f.fileno(), False)
-            sel.register(f, selectors.EVENT_READ)
+            sel.register(f, selectors.EVENT_READ, into)
     status = "ok"
     drain_until: float | None = None
     try:
@@ -377,17 +436,16 @@ def _collect(proc: subprocess.Popen, timeout: float, cap: int) -> tuple[bytes, b
             if drain_until is not None and now > drain_until:
                 break
             for key, _ in sel.select(min(left, 0.05 if drain_until else 0.25)):
-                f = key.fileobj
                 try:
-                    chunk = os.read(f.fileno(), 65536)  # type: ignore[union-attr]
+                    chunk = os.read(key.fd, 65536)
                 except BlockingIOError:
                     continue
                 except OSError:
                     chunk = b""
                 if not chunk:
-                    sel.unregister(f)
+                    sel.unregister(key.fileobj)
                     continue
-                buf = bufs[f]  # type: ignore[index]
+                buf: bytearray = key.data
                 buf += chunk
                 if len(buf) > cap:
                     del buf[cap:]
@@ -402,7 +460,7 @@ def _collect(proc: subprocess.Popen, timeout: float, cap: int) -> tuple[bytes, b
                 status = "timeout"
     finally:
         sel.close()
-    return bytes(bufs[proc.stdout]), bytes(bufs[proc.stderr]), status
+    return bytes(out), bytes(err), status
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -422,157 +480,48 @@ def _kill_group(proc: subprocess.Popen) -> None:
             pass
 
 
+def nvml_query() -> dict[str, Any]:
+    """Ask NVML (nvidia-ml-py: the one place that calls it) for the driver, its CUDA version and every
+    device.  Raises on any NVML failure, ImportError without nvidia-ml-py.
+
+    Returns ``{"driver": "580.159.04", "cuda": 13000, "devices": [{"index", "name", "cc": (9, 0),
+    "memory_bytes", "pci_bus"}]}``.  Always calls ``nvmlShutdown`` after a successful init.
+    """
+    import pynvml  # lazily: only the live probe on a machine with an NVIDIA driver pays for it
+
+    def _s(v: Any) -> str:
+        return v.decode() if isinstance(v, bytes) else str(v)
+
+    pynvml.nvmlInit()
+    try:
+        driver = _s(pynvml.nvmlSystemGetDriverVersion())
+        try:
+            cuda = int(pynvml.nvmlSystemGetCudaDriverVersion_v2())
+        except (AttributeError, pynvml.NVMLError):
+            cuda = int(pynvml.nvmlSystemGetCudaDriverVersion())
+        devices = []
+        for i in range(int(pynvml.nvmlDeviceGetCount())):
+            h = pynvml.nvmlDeviceGetHandleByIndex(i)
+            dev: dict[str, Any] = {"index": i, "name": _s(pynvml.nvmlDeviceGetName(h))}
+            try:
+                dev["cc"] = tuple(pynvml.nvmlDeviceGetCudaComputeCapability(h))
+            except pynvml.NVMLError:
+                pass
+            try:
+                dev["memory_bytes"] = int(pynvml.nvmlDeviceGetMemoryInfo(h).total)
+            except pynvml.NVMLError:
+                pass
+            try:
+                dev["pci_bus"] = _s(pynvml.nvmlDeviceGetPciInfo(h).busId)
+            except pynvml.NVMLError:
+                pass
+            devices.append(dev)
+        return {"driver": driver, "cuda": cuda, "devices": devices}
+    finally:
+        try:
+            pynvml.nvmlShutdown()
+        except Exception:  # pragma: no cover - shutdown after a failed query
+            pass
+
+
 RealSystem = System
-
-
-@dataclass
-class FakeSystem(System):
-    """A System serving captured outputs: ``commands`` maps a command line (space-joined argv) to a
-    CommandResult or to stdout text; ``files`` maps paths to text or bytes."""
-
-    commands: dict[str, object] = field(default_factory=dict)
-    files: dict[str, object] = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)
-    executables: dict[str, str] = field(default_factory=dict)
-    uid_: int = 1000
-    group_ids: list[int] = field(default_factory=lambda: [1000])
-    group_names: dict[int, str] = field(default_factory=dict)
-    modes: dict[str, int] = field(default_factory=dict)
-    denied: set[str] = field(default_factory=set)
-
-    paths: list[str] = field(default_factory=list)
-    pyversion: str = "3.11.7"
-    host: str = "fake-host"
-
-    def __post_init__(self) -> None:
-        self.environ = dict(self.env)
-        self.root = "/"
-        self.python = None
-        self._paths = None
-
-    def python_paths(self) -> list[str]:
-        return list(self.paths)
-
-    def python_version(self) -> str:
-        return self.pyversion
-
-    def hostname(self) -> str:
-        return self.host
-
-    def which(self, name: str) -> str | None:
-        if name in self.executables:
-            return self.executables[name]
-        for key in self.commands:
-            if key.split(" ")[0] in (name,) or os.path.basename(key.split(" ")[0]) == name:
-                return key.split(" ")[0] if "/" in key.split(" ")[0] else f"/usr/bin/{name}"
-        return None
-
-    def run(self, argv: Sequence[str], timeout: float = DEFAULT_TIMEOUT) -> CommandResult:
-        argv = tuple(argv)
-        keys = [" ".join(argv), " ".join((os.path.basename(argv[0]),) + argv[1:])]
-        for key in keys:
-            if key in self.commands:
-                val = self.commands[key]
-                if isinstance(val, CommandResult):
-                    return CommandResult(argv, val.returncode, val.stdout, val.stderr, val.error)
-                return CommandResult(argv, 0, str(val), "")
-        return CommandResult(argv, None, error="missing")
-
-    def _file(self, path: str):
-        return self.files.get(path)
-
-    def read_text(self, path: str, limit: int = MAX_READ) -> str | None:
-        v = self._file(path)
-        if v is None or isinstance(v, dict) or path in self.denied:
-            return None
-        if isinstance(v, bytes):
-            return _decode(v[:limit])
-        return str(v)[:limit]
-
-    def read_bytes(self, path: str, offset: int = 0, size: int = MAX_READ) -> bytes | None:
-        v = self._file(path)
-        if v is None or isinstance(v, dict):
-            return None
-        data = v if isinstance(v, bytes) else str(v).encode()
-        return data[offset:offset + size]
-
-    def open_binary(self, path: str):
-        import io
-
-        data = self.read_bytes(path, 0, 1 << 40)
-        if data is None:
-            raise FileNotFoundError(path)
-        return io.BytesIO(data)
-
-    def _dirs(self) -> set[str]:
-        out: set[str] = set()
-        for p in self.files:
-            parts = p.rstrip("/").split("/")
-            for i in range(1, len(parts)):
-                out.add("/".join(parts[:i]) or "/")
-            if isinstance(self.files[p], dict):
-                out.add(p.rstrip("/"))
-        return out
-
-    def exists(self, path: str) -> bool:
-        path = path.rstrip("/") or "/"
-        return path in self.files or path in self._dirs()
-
-    def is_dir(self, path: str) -> bool:
-        return (path.rstrip("/") or "/") in self._dirs()
-
-    def listdir(self, path: str) -> list[str]:
-        prefix = path.rstrip("/") + "/"
-        names = {p[len(prefix):].split("/")[0] for p in self.files if p.startswith(prefix)}
-        return sorted(n for n in names if n)
-
-    def glob(self, pattern: str) -> list[str]:
-        cands = set(self.files) | self._dirs()
-        return sorted(p for p in cands if fnmatch.fnmatchcase(p, pattern) and p.count("/") == pattern.count("/"))
-
-    def stat(self, path: str) -> FileStat | None:
-        if not self.exists(path):
-            return None
-        v = self._file(path)
-        size = len(v) if isinstance(v, (str, bytes)) else 0
-        mode = self.modes.get(path, (_stat.S_IFDIR | 0o755) if self.is_dir(path) and v is None else (_stat.S_IFREG | 0o644))
-        return FileStat(size, 0.0, mode, 0, 0)
-
-    def realpath(self, path: str) -> str:
-        return path
-
-    def walk_so(self, root: str, max_depth: int = 6, max_entries: int = 20000,
-                skip: Sequence[str] = ("__pycache__",), deadline: float = 2.0) -> tuple[list[str], bool]:
-        prefix = root.rstrip("/") + "/"
-        out = []
-        for p in self.files:
-            if not p.startswith(prefix):
-                continue
-            parts = p[len(prefix):].split("/")
-            if len(parts) - 1 > max_depth or any(x in skip or x.endswith((".dist-info", ".egg-info")) for x in parts[:-1]):
-                continue
-            name = parts[-1]
-            if name.endswith(".so") or ".so." in name:
-                out.append(p)
-        return sorted(out), True
-
-    def cache_dir(self) -> str | None:
-        return None
-
-    def access(self, path: str, mode: int) -> bool:
-        return self.exists(path) and path not in self.denied
-
-    def readlink(self, path: str) -> str | None:
-        return None
-
-    def uid(self) -> int:
-        return self.uid_
-
-    def groups(self) -> list[int]:
-        return list(self.group_ids)
-
-    def group_name(self, gid: int) -> str:
-        return self.group_names.get(gid, str(gid))
-
-    def user_name(self) -> str:
-        return "user"

@@ -20,8 +20,15 @@ def rule_page(d: dict[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _document(report: Report) -> dict[str, Any]:
+    if report.document is None:
+        raise ValueError(f"the {report.command} report carries no document")
+    return report.document
+
+
 def rules_text(report: Report) -> str:
-    checks, sigs = report.extra["checks"], report.extra["signatures"]
+    doc = _document(report)
+    checks, sigs = doc["checks"], doc["signatures"]
     width = max((len(c["name"]) for c in checks), default=10)
     lines = [f"{len(checks)} checks (gpuvet rule CODE for one check's documentation)", ""]
     for c in checks:
@@ -38,8 +45,8 @@ def rules_text(report: Report) -> str:
 
 def rule_text(report: Report) -> str:
     if report.meta.get("kind") == "check":
-        return rule_page(report.extra)
-    return signature_page(report.extra)
+        return rule_page(_document(report))
+    return signature_page(_document(report))
 
 
 def _plain(v: Any) -> str:
@@ -84,7 +91,7 @@ def signature_page(d: dict[str, Any]) -> str:
 
 
 def kb_info_text(report: Report) -> str:
-    doc = report.extra
+    doc = _document(report)
     out = [f"gpuvet knowledge base {doc['version']} ({doc['date']})", ""]
     for name, info in doc["tables"].items():
         out.append(f"{name}: {info['entries']} entries")
@@ -138,4 +145,4 @@ JSON_DOCUMENTS = ("rules", "rule", "kb-info")
 
 def document_json(report: Report) -> str:
     default = str if report.command == "rule" or report.command == "kb-info" else None
-    return json.dumps(report.extra, indent=2, default=default) + "\n"
+    return json.dumps(_document(report), indent=2, default=default) + "\n"

@@ -32,9 +32,12 @@ import socket
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from gpuvet.model.redact import is_secret_name, redact_text
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 HEAD = "0001"  # the newest migration revision; bump together with a new file in migrations/versions
 ENV_VAR = "GPUVET_DB"
@@ -144,7 +147,7 @@ def open_store(url: str | None = None, environ: Mapping[str, str] | None = None)
 class Store:
     def __init__(self, url: str):
         self.url = url
-        self._engine = None
+        self._engine: Engine | None = None
 
     # -- connection and migrations --------------------------------------------------------------
     @property
@@ -226,7 +229,7 @@ class Store:
 
         cfg = Config()
         cfg.set_main_option("script_location", os.path.join(os.path.dirname(__file__), "migrations"))
-        engine = self._engine
+        engine = self.engine  # set by _connect before it migrates
         path = self._sqlite_path()
         if self.is_sqlite:
             import fcntl
@@ -333,18 +336,21 @@ class Store:
         finally:
             con.close()
 
-    def add_snapshot(self, doc: Mapping[str, Any], *, good: bool = False) -> SnapshotRecord:
-        doc = redact_json(dict(doc))
+    def add_snapshot(self, document: Mapping[str, Any], *, good: bool = False) -> SnapshotRecord:
+        doc: dict[str, Any] = redact_json(dict(document))
         uid = str(doc.get("id") or uuid.uuid4())
         created = str(doc.get("created_at") or utcnow())
-        summary = doc.get("summary") if isinstance(doc.get("summary"), Mapping) else {}
+        found = doc.get("summary")
+        summary: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         now = utcnow()
-        values = dict(uid=uid, created_at=created, label=(doc.get("label") or None),
-                      host=str(doc.get("host", {}).get("hostname", "") if isinstance(doc.get("host"), Mapping) else ""),
-                      python=str(doc.get("python", {}).get("executable", "") if isinstance(doc.get("python"), Mapping) else ""),
-                      score=doc.get("score") if isinstance(doc.get("score"), int) else None,
+        label: str | None = doc.get("label") or None
+        host = str(doc.get("host", {}).get("hostname", "") if isinstance(doc.get("host"), Mapping) else "")
+        python = str(doc.get("python", {}).get("executable", "") if isinstance(doc.get("python"), Mapping) else "")
+        score = doc.get("score") if isinstance(doc.get("score"), int) else None
+        good_at = now if good else None
+        values = dict(uid=uid, created_at=created, label=label, host=host, python=python, score=score,
                       schema_version=int(doc.get("schema_version") or 0), digest=str(doc.get("digest") or ""),
-                      good=bool(good), good_at=now if good else None,
+                      good=bool(good), good_at=good_at,
                       summary=json.dumps(summary, sort_keys=True), doc=json.dumps(doc, sort_keys=True))
         new_id = self._fast_insert("snapshots", values)
         if new_id is None:
@@ -353,9 +359,8 @@ class Store:
             with self._guard("write a snapshot to"):
                 with self._tx() as conn:
                     new_id = conn.execute(snapshots.insert().values(**values)).inserted_primary_key[0]
-        return SnapshotRecord(id=int(new_id), uid=uid, created_at=created, label=values["label"],
-                              host=values["host"], python=values["python"], score=values["score"],
-                              good=bool(good), good_at=values["good_at"], summary=dict(summary), doc=doc)
+        return SnapshotRecord(id=int(new_id), uid=uid, created_at=created, label=label, host=host, python=python,
+                              score=score, good=bool(good), good_at=good_at, summary=dict(summary), doc=doc)
 
     def snapshots(self, limit: int | None = None) -> list[SnapshotRecord]:
         import sqlalchemy as sa
@@ -505,16 +510,16 @@ class _Guard:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, et, exc, tb) -> bool:
+    def __exit__(self, et, exc, tb) -> None:  # never swallows: lets the exception through, or raises a StoreError
         if exc is None or isinstance(exc, StoreError):
-            return False
+            return None
         try:
             import sqlalchemy.exc as sae
         except ImportError:  # pragma: no cover
-            return False
+            return None
         if isinstance(exc, sae.SQLAlchemyError):
             raise StoreError(f"cannot {self.what} history database {self.store.where()}: {_why(exc)}") from None
-        return False
+        return None
 
 
 def _why(exc: BaseException) -> str:

@@ -22,7 +22,7 @@ import os
 import re
 import shutil
 import subprocess
-from typing import Any
+from typing import Any, Mapping
 
 from gpuvet.model import Evidence, Finding, Fix, Outcome, Severity
 from gpuvet.model.redact import redact_text
@@ -82,7 +82,7 @@ def parse_nvidia_topo(text: str) -> dict[str, Any]:
     return {"gpus": gpus, "links": links}
 
 
-def topology(environ: dict[str, str] | None = None) -> dict[str, Any]:
+def topology(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     environ = dict(os.environ if environ is None else environ)
     topo: dict[str, Any] = {"interfaces": interfaces()}
     nv = _run(["nvidia-smi", "topo", "-m"], environ)
@@ -126,7 +126,7 @@ def _finding(code: str, title: str, why: str, evidence: list[str], fixes: list[s
                    fixes=[Fix(f) for f in fixes], why=why, severity=severity, cause="collective-comm")
 
 
-def findings(result: dict[str, Any], topo: dict[str, Any], environ: dict[str, str]) -> list[Finding]:
+def findings(result: dict[str, Any], topo: dict[str, Any], environ: Mapping[str, str]) -> list[Finding]:
     info = result.get("info") or {}
     ranks: list[dict[str, Any]] = info.get("ranks") or []
     env = dict(environ)

@@ -110,7 +110,7 @@ class Runner:
     def on_cpu(self) -> bool:
         if self.o.device == "cpu":
             return True
-        return bool(self.framework) and self.framework.get("device") == "cpu"
+        return self.framework is not None and self.framework.get("device") == "cpu"
 
     def timeout_of(self, spec: CaseSpec) -> float:
         if self.o.case_timeout is not None:
@@ -280,9 +280,9 @@ class Runner:
                     elif msg.get("event") == "framework" and msg.get("ok") and self.framework is None:
                         self.framework = {k: v for k, v in msg.items() if k not in ("event", "ok")}
                     elif msg.get("event") == "result":
-                        per_rank[r] = _clean(msg)
-                        if per_rank[r]["status"] in ("error", "timeout"):  # timeout: a rank's own watchdog
-                            per_rank[r]["log"] = _tail(log)
+                        res = per_rank[r] = _clean(msg)
+                        if res["status"] in ("error", "timeout"):  # timeout: a rank's own watchdog
+                            res["log"] = _tail(log)
                     elif msg.get("event") == "bye":
                         open_.discard(r)
             for r in open_:  # still running at the deadline: hung

@@ -9,6 +9,7 @@ import math
 import os
 import statistics
 import time
+from typing import Any
 
 # Relative Frobenius error ||out - ref|| / ||ref|| against a float64 reference, per compute dtype.
 # fp32 lands far under 1e-4 for these sizes; tf32 near 3e-4; fp16 near 5e-4; bf16 between 1e-3 and 1e-2.
@@ -67,7 +68,7 @@ class Env:
         self.small = bool(plan.get("small"))
         self.want_device = plan.get("device", "auto")
         self.inject = plan.get("inject") or {}
-        self.torch = None
+        self.torch: Any = None  # the framework module, imported by start_framework() (never in gpuvet's process)
         self.device = "cpu"
         self.info: dict = {}
         self.process_t0 = plan.get("_t0")

@@ -16,18 +16,20 @@ import os
 import sys
 import time
 import traceback
+from typing import IO
 
 T0 = time.perf_counter()
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-_PROTO = None
+_PROTO: IO[str] | None = None  # the protocol pipe, opened by main()
 
 
 def emit(event: str, **data) -> None:
     data["event"] = event
     line = json.dumps(data, default=_jsonable, allow_nan=True)
+    assert _PROTO is not None, "emit() before main() opened the protocol pipe"
     _PROTO.write(line + "\n")
     _PROTO.flush()
 

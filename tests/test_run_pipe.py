@@ -1,0 +1,102 @@
+"""`gpuvet run` is transparent as a pipe: the child reads gpuvet's standard input, a broken standard output
+(the reader went away) never stops or hangs the child, a stalled reader does not defeat --timeout, and the
+omitted middle keeps its line numbering when the prefilter falls behind."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import run_cli
+from fakes import FakeSystem
+
+PY = sys.executable
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = {"NO_COLOR": "1", "PATH": os.environ.get("PATH", "")}
+CUDA_ERR = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+GPUVET = [PY, "-m", "gpuvet", "run", "--no-here"]
+
+
+def _env():
+    return dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"), GPUVET_NO_CACHE="1")
+
+
+def test_child_reads_gpuvets_stdin():
+    """`echo hi | gpuvet run -- cat` printed nothing: the child's stdin was /dev/null."""
+    p = subprocess.run(GPUVET + ["--", "cat"], input=b"hi\n", capture_output=True, env=_env(), timeout=60)
+    assert (p.returncode, p.stdout) == (0, b"hi\n"), p.stderr
+    data = b"".join(b"line %d\n" % i for i in range(100000))  # more than a pipe holds: streamed both ways
+    p = subprocess.run(GPUVET + ["--", PY, "-c", "import sys; d = sys.stdin.buffer.read(); "
+                                 "sys.stdout.buffer.write(d); sys.stderr.write(str(len(d)))"],
+                       input=data, capture_output=True, env=_env(), timeout=60)
+    assert p.returncode == 0 and p.stdout == data and p.stderr == str(len(data)).encode()
+
+
+def test_closed_stdin_is_end_of_input_for_the_child(tmp_path):
+    sh = subprocess.run(["sh", "-c", f"exec {PY} -m gpuvet run --no-here -- cat <&-"], capture_output=True,
+                        env=_env(), timeout=60)
+    assert sh.returncode in (0, 1) and b"Traceback" not in sh.stderr  # cat: EOF (or EBADF), never a hang
+
+
+@pytest.mark.slow
+def test_broken_stdout_keeps_draining_and_returns_the_childs_status(tmp_path):
+    """`gpuvet run -- job | head -c 10`: once the reader is gone gpuvet keeps reading the job (which neither
+    blocks on a full pipe nor dies of SIGPIPE, as under `tee -p`), captures its output, and exits with its
+    status; the crash bundle holds the output written after the pipe broke."""
+    b, marker = tmp_path / "b", tmp_path / "finished"
+    script = (f"import sys\nfor i in range(60000): print('line %d ' % i + 'x' * 100)\nprint({CUDA_ERR!r})\n"
+              f"open({str(marker)!r}, 'w').write('ok')\nsys.exit(3)")
+    p = subprocess.Popen(GPUVET + ["--log-cap", "1M", "--bundle", str(b), "--", PY, "-c", script], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=_env())
+    assert p.stdout is not None and p.stderr is not None
+    assert p.stdout.read(10) == b"line 0 xxx"
+    p.stdout.close()  # the reader goes away: gpuvet's next write gets EPIPE
+    err = p.stderr.read()
+    assert p.wait(timeout=60) == 3, err
+    assert marker.read_text() == "ok"  # the job ran to its end
+    assert b"Traceback" not in err and b"Broken pipe" not in err
+    log = (b / "output.log").read_text()
+    assert log.endswith(CUDA_ERR + "\n")
+    doc = json.loads((b / "diagnosis.json").read_text())
+    assert doc["diagnoses"][0]["cause"] == "gpu-arch-unsupported"
+    assert doc["diagnoses"][0]["evidence"][0]["line"] == 60001
+
+
+@pytest.mark.slow
+def test_stalled_reader_does_not_defeat_the_timeout(tmp_path):
+    """A reader that stops reading (a paused pager) blocks gpuvet's writes; --timeout still stops the job."""
+    pidf = tmp_path / "pid"
+    script = (f"import os, sys, time\nopen({str(pidf)!r}, 'w').write(str(os.getpid()))\n"
+              "sys.stdout.write('y' * (8 << 20)); sys.stdout.flush(); time.sleep(120)")
+    t = time.monotonic()
+    p = subprocess.Popen(GPUVET + ["--timeout", "2", "--bundle", str(tmp_path / "b"), "--", PY, "-c", script],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env())
+    try:
+        rc = p.wait(timeout=60)  # nobody reads p.stdout
+    finally:
+        p.kill()
+    assert rc == 124 and time.monotonic() - t < 40
+    pid = int(pidf.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_middle_numbering_survives_a_prefilter_that_falls_behind(tmp_path, monkeypatch):
+    """When grep falls behind, queued middle blocks are replaced by their newlines: the line numbers after
+    them stay right, and the bundle says how much of the middle was never scanned."""
+    from gpuvet.app import run as run_mod
+
+    monkeypatch.setattr(run_mod, "MIDDLE_QUEUE", 1)
+    b = tmp_path / "b"
+    script = ("import sys\nfor i in range(40000): print('noise line %06d' % i)\n"
+              "for i in range(40000): print('after line %06d' % i)\n"
+              f"print({CUDA_ERR!r})\nsys.exit(1)")
+    r = run_cli(["run", "--no-here", "--log-cap", "64k", "--bundle", str(b), "--", PY, "-c", script],
+                system=FakeSystem(), environ=ENV)
+    assert r.code == 1
+    doc = json.loads((b / "diagnosis.json").read_text())
+    assert doc["diagnoses"][0]["evidence"][0]["line"] == 80001
+    assert doc["run"]["output_unscanned_bytes"] > 1_000_000
+    assert doc["run"]["output_omitted_bytes"] >= doc["run"]["output_unscanned_bytes"]
