@@ -36,7 +36,7 @@ TUNING_DIRS = [
 ]
 MIN_DF = 2
 EPOCHS = 40
-L2 = 1e-3
+L2 = 1e-2
 LR = 0.5
 ABSTAIN = 0.65  # below this probability the model proposes nothing (bench/incident_cv.py measures it)
 DIGITS = 2
@@ -58,7 +58,7 @@ def posted_text(case: dict[str, Any]) -> str:
 def example(scan: Any, failed: Sequence[Any]) -> dict[str, float]:
     from gpuvet.logs.learned import features
 
-    return features(list(scan.error_lines), scan.hint_names, scan.matches.keys())
+    return features(list(scan.error_lines), scan.hint_names)
 
 
 def analyse_text(text: str) -> dict[str, float]:

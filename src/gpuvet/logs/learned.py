@@ -4,7 +4,7 @@ Signatures know exact messages, and the vocabulary fallback (``fallback.py``) kn
 logs keep inventing new wordings of the same few failures.  This model reads the same error lines as a bag of
 *shape tokens* -- numbers, hex addresses, versions and paths are replaced by their shape, while library,
 component and API names are kept (``hipErrorNoBinaryForGpu``, ``libcudnn``, ``gfx#``) -- together with the
-context the scan saw (hints such as an AMD GPU or a nightly build, the signatures that matched) and proposes a cause with a probability.
+context hints the scan saw (an AMD GPU, a CUDA build, a nightly) and proposes a cause with a probability.
 
 It is data, not code: ``data/fallback_model.json`` holds the weights of a multinomial logistic regression
 trained by ``tools/train_fallback.py`` on the project's tuning incidents only (the file records which case
@@ -90,7 +90,9 @@ def line_tokens(text: str) -> list[str]:
 _NOT_ERRORS = re.compile(r"could not collect\s*$|^\s*(?:cat|ls|grep|head|tail|find|which|stat|file|readlink|"
                          r"realpath|du|wc|sed|awk|cut|sort|cp|mv|rm|ln|mkdir|chmod|chown|touch|tee): |: command not found\s*$"
                          # a tool's summary counts ("2 failed · 0 unknown · 25 passed", "1 failed, 3 passed")
-                         r"|\b\d+ (?:failed|errors?)\b.{0,40}\b\d+ (?:passed|unknown|skipped|warnings?)\b", re.I)
+                         r"|\b\d+ (?:failed|errors?)\b.{0,40}\b\d+ (?:passed|unknown|skipped|warnings?)\b"
+                         # pytest's report framing: the FAILURES banner, its "E   " assertion lines, "file.py:79: AssertionError"
+                         r"|^=+ (?:FAILURES|ERRORS) =+$|^E {2,}|\.py:\d+: AssertionError\s*$", re.I)
 
 
 def model_lines(error_lines: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -98,13 +100,13 @@ def model_lines(error_lines: Iterable[tuple[int, str]]) -> list[tuple[int, str]]
     return [(n, t) for n, t in error_lines if not _NOT_ERRORS.search(t)][-40:]
 
 
-def features(error_lines: Sequence[tuple[int, str]], hints: Iterable[str] = (),
-             signatures: Iterable[str] = ()) -> dict[str, float]:
-    """The model's input: a binary bag of shape tokens of the (last) error lines, with the context around
-    them as tokens of their own (``h:`` hints, ``s:`` matched signature ids).  The last error line, usually
-    the exception that matters, also adds ``last:`` tokens.  Failed checks are no input: a fact is ranked
-    by its own rule, and as tokens they taught the model co-occurrences, not causes (and added nothing in
-    cross-validation)."""
+def features(error_lines: Sequence[tuple[int, str]], hints: Iterable[str] = ()) -> dict[str, float]:
+    """The model's input: a binary bag of shape tokens of the (last) error lines, with the context hints
+    around them as tokens of their own (``h:``: an AMD GPU, a CUDA build, a nightly, a container).  The last
+    error line, usually the exception that matters, also adds ``last:`` tokens.  Matched signatures and failed
+    checks are no input: they are ranked by their own rules, and as tokens they took the weight the words
+    should carry (an unseen wording of a known failure then read as nothing) and added nothing in
+    cross-validation."""
     feats: dict[str, float] = {}
     lines = model_lines(error_lines)
     for i, (_n, text) in enumerate(lines):
@@ -116,8 +118,6 @@ def features(error_lines: Sequence[tuple[int, str]], hints: Iterable[str] = (),
                     feats["last:" + t] = 1.0
     for h in hints:
         feats["h:" + h] = 1.0
-    for s in signatures:
-        feats["s:" + s] = 1.0
     if not lines:
         feats["<no-error-lines>"] = 1.0
     return feats
@@ -128,10 +128,10 @@ class Reading:
     cause: str
     probability: float
     terms: tuple[str, ...]  # the tokens that weighed most for it
-    anchor: float = 0.0  # the weight the error lines' own tokens give it (context tokens h:/s: excluded)
+    anchor: float = 0.0  # the weight the error lines' own tokens give it (context tokens h: excluded)
 
 
-CONTEXT_PREFIXES = ("h:", "s:")
+CONTEXT_PREFIXES = ("h:",)
 
 
 class Model:

@@ -255,7 +255,7 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
         model = lm.load()
         if model is None:
             return False
-    feats = lm.features(list(scan.error_lines), scan.hint_names, scan.matches.keys())
+    feats = lm.features(list(scan.error_lines), scan.hint_names)
     readings = model.read(feats)
     if not readings:
         return False
