@@ -44,6 +44,9 @@ def test_screen(name, width, monkeypatch):
 def test_the_first_screen_answers_first():
     h200 = (GOLDEN / "check-h200-80.txt").read_text().splitlines()
     assert h200[0] == "GPU usable by torch: yes (2.11.0+cu130, CUDA 13.0, 1x H200 sm_90)"
-    assert h200[2].startswith("✗ ")  # the failed findings come right after the verdict, before the stack
+    assert h200[2].startswith("i BLD045 ")  # the findings come right after the verdict, before the stack
     text = "\n".join(h200)
-    assert text.index("✗ BLD045") < text.index("Stack") < text.index("Score ")
+    assert text.index("i BLD045") < text.index("Stack") < text.index("Score ")
+    assert "✗" not in text  # information notes are not drawn as failures
+    amd = (GOLDEN / "check-from-rocminfo-lspci-amd-80.txt").read_text().splitlines()
+    assert amd[0].startswith("GPU usable: no: ") and amd[3].startswith("✗ DRV026 amdgpu-driver-not-loaded [error]")

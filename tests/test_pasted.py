@@ -96,3 +96,51 @@ def test_pasted_tool_failures_become_probe_errors():
     facts = parse_report("Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 535.161\n")
     assert facts.status("drivers") == "error"
     assert "mismatch" in facts.table_errors("drivers")[0].message
+
+
+ROCK_NOT_LOADED = "real/debian12-cpu-rocm52/rocminfo.txt"  # real rocminfo: "ROCk module is NOT loaded"
+LSPCI_VEGA = "amd/pasted/lspci-grep-vga-vega10.txt"  # real `lspci | grep -i vga` of a Vega 10 (issue paste)
+
+
+def test_lspci_lines_give_amd_gpus_and_nothing_else():
+    from gpuvet.probes.kfd import parse_lspci
+
+    rows = parse_lspci(fixture_text(LSPCI_VEGA), "<p>")
+    assert [(r["vendor"], r["pci_bus"], r["name"]) for r in rows] == [("amd", "0b:00.0", "AMD Device 687f (PCI)")]
+    nn = ("03:00.0 Display controller [0380]: Advanced Micro Devices, Inc. [AMD/ATI] Aldebaran/MI200 "
+          "[Instinct MI210] [1002:740f] (rev 02)\n"
+          "00:00.0 Host bridge [0600]: Advanced Micro Devices, Inc. [AMD] Starship/Matisse Root Complex [1022:1480]\n"
+          "01:00.0 VGA compatible controller: NVIDIA Corporation GA102 [GeForce RTX 3090] (rev a1)\n")
+    rows = parse_lspci(nn, "<p>")
+    assert len(rows) == 1 and "Instinct MI210" in rows[0]["name"] and rows[0]["pci_bus"] == "03:00.0"
+
+
+@pytest.mark.parametrize("argv", [["check", "--from", "R", "--from", "L"], ["diagnose", "BOTH"]])
+def test_rock_module_not_loaded_with_an_amd_gpu_in_lspci_is_a_failed_driver_finding(argv, tmp_path):
+    import json
+
+    from conftest import FIXTURES, run_cli
+
+    both = tmp_path / "both.txt"
+    both.write_text(fixture_text(ROCK_NOT_LOADED) + fixture_text(LSPCI_VEGA))
+    sub = {"R": str(FIXTURES / ROCK_NOT_LOADED), "L": str(FIXTURES / LSPCI_VEGA), "BOTH": str(both)}
+    r = run_cli([sub.get(a, a) for a in argv] + ["--format", "json"])
+    assert r.code == 1, r.err
+    doc = json.loads(r.out)
+    if argv[0] == "check":
+        drv = next(f for f in doc["findings"] if f["code"] == "DRV026")
+        assert drv["outcome"] == "failed" and "amdgpu kernel module is not loaded" in drv["title"]
+        assert doc["usable"]["state"] == "no"
+    else:
+        top = doc["diagnoses"][0]
+        assert top["component"] == "driver" and "DRV026" in json.dumps(top)
+
+
+def test_rock_module_not_loaded_alone_does_not_claim_a_gpu():
+    import json
+
+    from conftest import FIXTURES, run_cli
+
+    r = run_cli(["check", "--from", str(FIXTURES / ROCK_NOT_LOADED), "--format", "json"])
+    drv = next(f for f in json.loads(r.out)["findings"] if f["code"] == "DRV026")
+    assert drv["outcome"] != "failed"

@@ -25,6 +25,8 @@ SCREENS: dict[str, list[str]] = {
     "check-h200": ["check", "--from", "tests/fixtures/real/h200-gpuvet/check.json"],
     "check-from-collect-env-nvidia-smi": ["check", "--from", "tests/fixtures/real/h200-cuda13/collect_env.txt",
                                           "--from", "tests/fixtures/real/h200-cuda13/nvidia-smi.txt"],
+    "check-from-rocminfo-lspci-amd": ["check", "--from", "tests/fixtures/real/debian12-cpu-rocm52/rocminfo.txt",
+                                      "--from", "tests/fixtures/amd/pasted/lspci-grep-vga-vega10.txt"],
     "diagnose-assert": ["diagnose", "tests/fixtures/real/h200-gpuvet/runs/assert-output.log"],
     "compat-cu118-driver-470": ["compat", "--torch", "2.1", "--cuda", "11.8", "--driver", "470.82", "--gpu", "A100"],
     "run-assert": ["run", "--bundle", RUN_BUNDLE, "--", "sh", "-c",

@@ -248,6 +248,11 @@ def gpu_usable(facts: Facts, findings: Sequence[Finding]) -> dict[str, str]:
         if errs:
             return {"state": "unknown", "framework": "",
                     "text": f"GPU usable: not known: the framework build could not be read ({errs[0]})"}
+        # a GPU no framework can use (its kernel driver is not loaded) is known without the framework
+        dead = [f for f in findings if f.failed and not f.acknowledged and f.severity >= Severity.ERROR
+                and (f.component == "driver" or f.cause == "device-access")]
+        if dead:
+            return {"state": "no", "framework": "", "text": f"GPU usable: no: {dead[0].title}"}
         if pasted:
             return {"state": "unknown", "framework": "",
                     "text": "GPU usable: not known: the text shows no framework build "

@@ -493,8 +493,8 @@ def gpu_library_shadowed_copy(ctx: Context) -> Iterable:
         if pointed:
             why += (" LD_LIBRARY_PATH points at it, so programs without the framework's RPATH (and libraries the "
                     "framework's copy opens at run time) load it.")
-        yield Fail(f"{_lib_title(s.get('name'))}: {who} loads {s.get('version') or '?'} ({s.get('origin')}, "
-                   f"{s.get('path')})" + (f" and its {len(subs)} sub-libraries" if subs else "") + f"; not loaded: {where}",
+        yield Fail(f"{_lib_title(s.get('name'))}: {who} loads {s.get('version') or '?'} ({s.get('origin')}"
+                   + (f", {s.get('path')}" if s.get('path') else "") + ")" + (f" and its {len(subs)} sub-libraries" if subs else "") + f"; not loaded: {where}",
                    why=why,
                    evidence=[ev(s, "loaded: " + _fmt_lib(s)), *[ev(o, "not loaded: " + _fmt_lib(o)) for o in olist]],
                    fixes=[fix(f"Nothing to change; quote {_lib_title(s.get('name'))} {s.get('version')} (the loaded copy) "

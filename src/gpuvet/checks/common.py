@@ -214,9 +214,10 @@ def _selected_libs(ctx: Context) -> list[Row]:
 
 
 def _fmt_lib(r: Row) -> str:
-    via = r.get("via") or ""
-    return (f"{os.path.basename(r.get('path') or '')} {r.get('version') or '?'} ({r.get('origin') or '?'}"
-            + (f", via {via}" if via else "") + f") {r.get('path')}")
+    via, path = r.get("via") or "", r.get("path") or ""
+    name = os.path.basename(path) or str(r.get("name") or "")  # a pasted report may name no path
+    return (f"{name} {r.get('version') or '?'} ({r.get('origin') or '?'}"
+            + (f", via {via}" if via else "") + ")" + (f" {path}" if path else ""))
 
 
 def _drop_dir_fix(ctx: Context, dirs: Iterable[str]) -> list:

@@ -183,15 +183,20 @@ def amdgpu_driver_not_loaded(ctx: Context) -> Iterable:
         yield Pass("the amdgpu kernel driver is loaded",
                    [ev(loaded[0] if loaded else kfd[0], "amdgpu loaded" if loaded else "KFD topology present")])
         return
-    if not rocm:
+    errs = [e.message for e in facts.table_errors("drivers") + facts.table_errors("gpu_devices")]
+    # rocminfo saying so is itself proof of the ROCm user space (rocminfo is part of it) and of the
+    # missing kernel driver, also when the text names no ROCm version
+    rock = [m for m in errs if re.search(r"ROCk module is NOT loaded", m, re.I)]
+    if not rocm and not rock:
         yield Skip("ROCm is not installed")
         return
-    errs = [e.message for e in facts.table_errors("drivers") + facts.table_errors("gpu_devices")]
-    yield Fail(f"{amd[0].get('name') or 'an AMD GPU'} is present and ROCm {rocm[0].get('version')} is installed, "
+    user_space = f"ROCm {rocm[0].get('version')} is installed" if rocm else \
+        "the ROCm user space is installed (rocminfo ran)"
+    yield Fail(f"{amd[0].get('name') or 'an AMD GPU'} is present and {user_space}, "
                "but the amdgpu kernel module is not loaded",
                why="Without amdgpu/KFD there is no /dev/kfd and ROCm sees no GPU.",
                evidence=[ev(amd[0], f"{amd[0].get('name')} ({amd[0].get('pci_bus') or ''})"),
-                         ev(rocm[0], f"ROCm {rocm[0].get('version')}"),
+                         *([ev(rocm[0], f"ROCm {rocm[0].get('version')}")] if rocm else []),
                          *[ev(None, m) for m in dict.fromkeys(errs)]],
                fixes=[fix("sudo modprobe amdgpu && dmesg | grep -i amdgpu", command="sudo modprobe amdgpu", root=True),
                       fix("Rebuild the driver for this kernel: sudo amdgpu-install --usecase=dkms, then reboot",

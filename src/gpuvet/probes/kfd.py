@@ -95,6 +95,29 @@ def _pci_amd_gpus(system: System) -> list[Row]:
     return rows
 
 
+# lspci lines of AMD GPUs: 'lspci', 'lspci -nn', 'lspci | grep -i vga' as pasted into bug reports.
+# Vendor 1002 is AMD's GPU division ("[AMD/ATI]"); AMD's CPU-side functions are 1022 ("[AMD]").
+LSPCI_AMD_GPU = re.compile(
+    r"^[ \t]*(?:[0-9a-f]{4}:)?([0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f])[ \t]+"
+    r"(?:VGA compatible controller|Display controller|3D controller|Processing accelerators)(?:[ \t]*\[[0-9a-f]{4}\])?:"
+    r"[ \t]*(?P<rest>.*(?:\[AMD/ATI\]|\[1002:[0-9a-f]{4}\]).*?)[ \t]*$", re.M | re.I)
+
+
+def parse_lspci(text: str, source: str) -> list[Row]:
+    """AMD GPUs in lspci output (display-class or processing-accelerator functions of vendor 1002), as
+    the live probe reads them from /sys/bus/pci: present on the bus, whether or not a driver is bound.
+    '03:00.0 Display controller [0380]: Advanced Micro Devices, Inc. [AMD/ATI] Aldebaran/MI200
+    [Instinct MI210] [1002:740f] (rev 02)' -> name 'Aldebaran/MI200 [Instinct MI210] [1002:740f]'."""
+    rows: list[Row] = []
+    for m in LSPCI_AMD_GPU.finditer(_clean(text)):
+        rest = re.sub(r"\s*\(rev [0-9a-f]+\)\s*$", "", m.group("rest"), flags=re.I)
+        name = re.sub(r"^.*?\[AMD/ATI\]\s*", "", rest).strip() or rest.strip()
+        rows.append(row("gpu_devices", f"{source} (lspci {m.group(1)})", vendor="amd", index=len(rows),
+                        name=f"AMD {name} (PCI)" if not name.upper().startswith("AMD") else f"{name} (PCI)",
+                        pci_bus=m.group(1)))
+    return rows
+
+
 def probe_kernel_driver(system: System) -> Iterable[Row]:
     """amdgpu kernel module (files only); without a KFD topology, the AMD GPUs on the PCI bus."""
     rows: list[Row] = []

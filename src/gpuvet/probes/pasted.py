@@ -303,6 +303,7 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
     (re.compile(r"^\[(pip3?|conda)\] ", re.M), None, "parse_relevant_libraries"),
     (re.compile(r"ROCk module|HSA System Attributes|HSA Agents|Marketing Name:|amdgcn-amd-amdhsa"), rocminfo, "parse_rocminfo"),
     (re.compile(r"ROCk module version"), kfd, "parse_rock_module"),
+    (kfd.LSPCI_AMD_GPU, kfd, "parse_lspci"),
     (re.compile(r"HIP_PLATFORM|^HIP version[ \t]*:|HIP_PATH[ \t]*:", re.M), hip, "parse_hipconfig"),
     (re.compile(r"^HIP version: ", re.M), hip, "parse_hipcc_version"),
     (re.compile(r"ROCm System Management Interface|^GPU\[\d+\][ \t]*:", re.M), rocm_smi, "parse_rocm_smi"),

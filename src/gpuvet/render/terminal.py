@@ -24,6 +24,8 @@ from gpuvet.model import SUPPLIED_BY, Finding, Outcome, Report, Severity
 from .stack import stack_lines
 
 MARK = {Outcome.FAILED: "✗", Outcome.UNKNOWN: "?", Outcome.PASSED: "✓", Outcome.SKIPPED: "-"}
+# a failed finding's glyph says how bad it is: an error is not drawn like a warning or a note
+SEV_MARK = {Severity.CRITICAL: "✗", Severity.ERROR: "✗", Severity.WARNING: "!", Severity.INFO: "i"}
 SEV_STYLE = {Severity.CRITICAL: "1;31", Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 VERDICT_TEXT = {"works": "works", "breaks": "breaks", "unknown": "not known (the knowledge base does not know enough)"}
 # layers of the short stack table (the full one has every row)
@@ -80,9 +82,7 @@ def render_terminal(report: Report, color: bool = False, width: int = 80, verbos
         out.para(f"! {i.get('source')}: {i.get('note') or 'not recognised'}; left out", code="33")
     if skipped_inputs:
         out.blank()
-    failed = [f for f in report.findings if f.outcome is Outcome.FAILED]
-    failed.sort(key=lambda f: (bool(f.acknowledged), -int(f.severity), f.code))
-    for f in failed:
+    for f in order_failed(report.findings):
         _finding(out, f)
     unknown = [f for f in report.findings if f.outcome is Outcome.UNKNOWN]
     if verbose:
@@ -127,9 +127,33 @@ def _verdict(out: _Out, report: Report) -> None:
 
 
 # -- 2. findings ----------------------------------------------------------------------------------
+def mark(f: Finding) -> str:
+    """The glyph of a finding: for a failed one its severity's (✗ error, ! warning, i information)."""
+    return SEV_MARK[f.severity] if f.outcome is Outcome.FAILED else MARK[f.outcome]
+
+
+def order_failed(findings: Iterable[Finding]) -> list[Finding]:
+    """Failed findings as every renderer shows them: unacknowledged first, most severe first, by code."""
+    failed = [f for f in findings if f.outcome is Outcome.FAILED]
+    return sorted(failed, key=lambda f: (bool(f.acknowledged), -int(f.severity), f.code))
+
+
+def tally(findings: Sequence[Finding]) -> list[str]:
+    """The score line's counts: failures (warnings and worse) apart from information notes and
+    acknowledged findings, so a note never reads as a failure beside a score of 100."""
+    failed = [f for f in findings if f.outcome is Outcome.FAILED]
+    counts = [(sum(1 for f in failed if not f.acknowledged and f.severity > Severity.INFO), "failed"),
+              (sum(1 for f in failed if not f.acknowledged and f.severity == Severity.INFO), "information"),
+              (sum(1 for f in failed if f.acknowledged), "acknowledged"),
+              (sum(1 for f in findings if f.outcome is Outcome.PASSED), "passed"),
+              (sum(1 for f in findings if f.outcome is Outcome.UNKNOWN), "could not be checked"),
+              (sum(1 for f in findings if f.outcome is Outcome.SKIPPED), "not applicable")]
+    return [f"{n} {w}" for n, w in counts if n or w in ("failed", "passed")]
+
+
 def _finding(out: _Out, f: Finding, brief: bool = False) -> None:
     style = SEV_STYLE[f.severity] if f.outcome is Outcome.FAILED and not f.acknowledged else "2"
-    head = f"{MARK[f.outcome]} {f.code} {f.name} [{f.severity.name.lower()}]"
+    head = f"{mark(f)} {f.code} {f.name} [{f.severity.name.lower()}]"
     if f.acknowledged:
         head += f" (acknowledged: {f.acknowledged})"
     out.para(head, code=style, hang=4)
@@ -220,15 +244,21 @@ def _diagnoses(out: _Out, report: Report) -> None:
 
 
 # -- 4. the stack ---------------------------------------------------------------------------------
+def short_stack(rows: list) -> list:
+    """The rows of the short stack table: the layers that decide, the framework's companions, the
+    libraries really loaded."""
+    frameworks = {b for layer, b, _, _ in rows if layer == "framework"}
+    return [r for r in rows if r[0] in SHORT_LAYERS and
+            (r[0] != "package" or (r[1] in SHORT_PACKAGES and r[1] not in frameworks)) and
+            not (r[0] == "library" and "not loaded" in r[2])]
+
+
 def _stack(out: _Out, report: Report, full: bool) -> None:
     rows = stack_lines(report.facts)
     if not rows:
         return
-    frameworks = {b for layer, b, _, _ in rows if layer == "framework"}
     if not full:
-        rows = [r for r in rows if r[0] in SHORT_LAYERS and
-                (r[0] != "package" or (r[1] in SHORT_PACKAGES and r[1] not in frameworks)) and
-                not (r[0] == "library" and "not loaded" in r[2])]
+        rows = short_stack(rows)
     hidden = len(stack_lines(report.facts)) - len(rows)
     out.blank()
     with_source = full or out.width >= 120
@@ -275,20 +305,14 @@ def _score(out: _Out, report: Report) -> None:
         sc = report.score
         checked = counts[Outcome.PASSED] + counts[Outcome.FAILED]
         style = "1;32" if sc >= 90 else ("1;33" if sc >= 60 else "1;31")
-        parts = [f"{counts[Outcome.FAILED]} failed", f"{counts[Outcome.PASSED]} passed"]
-        if counts[Outcome.UNKNOWN]:
-            parts.append(f"{counts[Outcome.UNKNOWN]} could not be checked")
-        if counts[Outcome.SKIPPED]:
-            parts.append(f"{counts[Outcome.SKIPPED]} not applicable")
+        parts = tally(report.findings)
         if checked:
             out.para(out.style(f"Score {sc}/100", style) + f" on {_n(checked)}: " + " · ".join(parts), hang=2)
         else:
             out.para(out.style("Score: none", "1;33") + ": nothing could be checked ("
-                     + " · ".join(parts) + ")", hang=2)
+                     + " · ".join(p for p in parts if not p.startswith("0 ")) + ")", hang=2)
     elif report.findings and report.command not in ("diagnose", "run"):
-        out.para(" · ".join(f"{counts[o]} {w}" for o, w in ((Outcome.FAILED, "failed"), (Outcome.PASSED, "passed"),
-                                                            (Outcome.UNKNOWN, "could not be checked"),
-                                                            (Outcome.SKIPPED, "not applicable")) if counts[o]))
+        out.para(" · ".join(p for p in tally(report.findings) if not p.startswith("0 ")))
     kb = report.meta.get("kb")
     if kb:
         el = report.meta.get("elapsed_s")
