@@ -283,3 +283,24 @@ def test_loader_rocblas_from_another_rocm_via_ld_library_path_is_two_releases(tm
     rows2 = loader.resolve_framework_libraries(System(environ={}, root="/"), [str(tlib)], framework_dir=str(tdir),
                                                site_dir=str(tdir.parent), framework_hip="6.2.41133-dd7f95766")
     assert not failed(results(bld.rocm_libraries_mixed_releases, facts_of(rows2)))
+
+
+def test_diagnose_ranks_the_missing_kernels_fact_with_its_own_fix(tmp_path):
+    """The rocBLAS abort of the KB's rocblas-tensile-arch-missing example (a gfx1036 iGPU) with live facts
+    showing the loaded rocBLAS's directory has no gfx1036 files: the diagnosis carries LIB026 and its fix."""
+    from gpuvet.app.diagnose import diagnose_text
+
+    d = tmp_path / "opt" / "rocm-6.0.0" / "lib"
+    lay_out(tmp_path / "_deb", "librocblas4")
+    (d / "rocblas" / "library").mkdir(parents=True)
+    for n in os.listdir(tmp_path / "_deb" / MULTI / "rocblas" / "4.4.1" / "library"):
+        (d / "rocblas" / "library" / n).write_bytes(b"")
+    (d / "librocblas.so.4.0.60000").write_bytes(b"")
+    rows = kernel_files.kernel_library_rows(System(environ={}, root="/"), [lib_row("rocblas", d / "librocblas.so.4.0.60000")])
+    live = facts_of(rows, [gpu("gfx1036", "AMD Radeon Graphics")])
+    text = ("rocBLAS error: Cannot read /opt/rocm-6.0.0/lib/rocblas/library/TensileLibrary.dat: No such file or "
+            "directory for GPU arch : gfx1036\n")
+    rep = diagnose_text(text, "log", live)
+    top = rep.extra["diagnoses"][0]
+    assert top["cause"] == "gpu-arch-unsupported" and "LIB026" in top["checks"]
+    assert "gfx1036" in top["fix"] and "rocBLAS" in top["fix"]
