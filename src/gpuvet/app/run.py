@@ -934,9 +934,13 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
     report = res.report
     if not report.extra.get("diagnoses") and not report.extra.get("user_code_signals"):
         # a plain failure: nothing in the output points anywhere; one line, not the whole stack
-        err.text(redact_text(f"\ngpuvet: the command {oc.describe()}; nothing in its output points at the GPU stack. "
-                             f"Crash bundle: {bdir} (gpuvet diagnose {os.path.join(bdir, 'output.log')} --here "
-                             f"for the stack)\n"))
+        import textwrap  # wrapped to the terminal's width, like every other screen
+
+        line = (f"gpuvet: the command {oc.describe()}; nothing in its output points at the GPU stack. "
+                f"Crash bundle: {bdir} (gpuvet diagnose {os.path.join(bdir, 'output.log')} --here for the stack)")
+        wrapped = textwrap.wrap(line, width=max(40, int(env.width or 80)), subsequent_indent="  ",
+                                break_long_words=False, break_on_hyphens=False)
+        err.text(redact_text("\n" + "\n".join(wrapped) + "\n"))
         return res
     from gpuvet.render import render
 
