@@ -100,7 +100,7 @@ def test_extension_needing_symbols_libtorch_lacks(tmp_path):
     assert fake in res[0].title and "_C" in res[0].title
     assert "pip install --no-build-isolation --no-binary gpuvet-fake-ext" in res[0].fixes[0].command
     # the disk cache: private, and a second scan gives the same rows from it
-    cache = tmp_path / "cache" / "gpuvet" / "elf" / extensions.CACHE_NAME
+    cache = tmp_path / "cache" / "gpuvet" / "elf" / extensions.cache_name(sysm)
     assert stat.S_IMODE(cache.stat().st_mode) == 0o600
     assert stat.S_IMODE(cache.parent.stat().st_mode) == 0o700
     assert extensions.probe_extensions(sysm, paths=[str(site)], torch_dir=TORCH_DIR) == rows
@@ -123,11 +123,11 @@ def test_untrusted_cache_is_ignored(tmp_path):
     d.mkdir(parents=True)
     os.chmod(d.parent, 0o700)
     os.chmod(d, 0o777)  # writable by others: never read, never written
-    (d / extensions.CACHE_NAME).write_text('{"version": 1, "files": {}}')
-    rows = extensions.probe_extensions(System(environ={"XDG_CACHE_HOME": str(tmp_path / "cache")}),
-                                       paths=[str(site)], torch_dir=TORCH_DIR)
+    sysm = System(environ={"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    (d / extensions.cache_name(sysm)).write_text('{"version": 1, "files": {}}')
+    rows = extensions.probe_extensions(sysm, paths=[str(site)], torch_dir=TORCH_DIR)
     assert rows[0]["missing_count"] == 1
-    assert (d / extensions.CACHE_NAME).read_text() == '{"version": 1, "files": {}}'
+    assert (d / extensions.cache_name(sysm)).read_text() == '{"version": 1, "files": {}}'
 
 
 # -- GPU targets, CUDA major, the JIT cache ------------------------------------------------------------
@@ -244,3 +244,13 @@ def test_diagnosis_fix_comes_from_its_own_cause_and_component():
                     cause="runtime-mismatch", component="system-library")
     diags = rank(scan, [nccl, cudnn])
     assert diags[0].fix == "Stop preloading the other copy" and diags[0].fixes[0]["command"] == "unset LD_PRELOAD"
+
+
+def test_the_scan_cache_is_kept_per_examined_environment():
+    """Each interpreter's scan has its own cache file: a check reads its own environment's entries,
+    never the whole machine's (start-up)."""
+    a = System(python="/opt/a/bin/python")
+    b = System(python="/opt/b/bin/python")
+    assert extensions.cache_name(a) != extensions.cache_name(b)
+    assert extensions.cache_name(a) == extensions.cache_name(System(python="/opt/a/bin/python"))
+    assert extensions.cache_name(System()).startswith("elf-scan-v1-")

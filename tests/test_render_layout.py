@@ -52,3 +52,21 @@ def test_junit_fails_only_real_failures_and_collapses_unknowns():
     notes = [c for c in suite.findall("testcase") if c.get("name").startswith("BLD045")]
     assert len(notes) == 2 and all(c.find("system-out") is not None for c in notes)
     assert not any(c.get("name").startswith("DRV026") for c in suite.findall("testcase"))  # AMD: n/a
+
+
+def test_no_framework_verdict_names_the_interpreter_given(tmp_path):
+    import subprocess
+    import sys
+
+    from gpuvet.app.engine import gpu_usable
+    from gpuvet.model import Facts
+
+    assert gpu_usable(Facts(origin="live"), [])["text"].startswith("no framework in this environment")
+    venv = tmp_path / "empty"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    py = str(venv / "bin" / "python")
+    r = run_cli(["check", "--python", py, "--format", "json"])
+    import json
+
+    usable = json.loads(r.out)["usable"]
+    assert usable["state"] == "no-framework" and py in usable["text"] and "--python" not in usable["text"]

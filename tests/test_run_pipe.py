@@ -100,3 +100,17 @@ def test_middle_numbering_survives_a_prefilter_that_falls_behind(tmp_path, monke
     assert doc["diagnoses"][0]["evidence"][0]["line"] == 80001
     assert doc["run"]["output_unscanned_bytes"] > 1_000_000
     assert doc["run"]["output_omitted_bytes"] >= doc["run"]["output_unscanned_bytes"]
+
+
+@pytest.mark.slow
+def test_passthrough_bench_runs_and_reports(tmp_path):
+    """bench/run_passthrough.py (the closing run's command, here tiny): every byte through, the numbers asked for."""
+    p = subprocess.run([PY, os.path.join(ROOT, "bench", "run_passthrough.py"), "--mb", "8", "--lines", "5000",
+                        "--repeat", "1", "--out", str(tmp_path), "--name", "t"], capture_output=True, env=_env(),
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "run_passthrough-t.json").read_text())
+    assert set(doc["results"]) == {"throughput", "log_stdout", "log_stderr", "startup"}
+    assert doc["results"]["throughput"]["gpuvet_mb_s"] > 0 and "gpuvet_cpu_s_per_100mb" in doc["results"]["log_stderr"]
+    assert doc["machine"]["cpus"] and doc["machine"]["load_avg_before"]
+    assert "MB/s" in (tmp_path / "run_passthrough-t.md").read_text()

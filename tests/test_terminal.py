@@ -91,7 +91,10 @@ def test_run_prints_one_line_for_a_plain_failure(tmp_path):
     r = run_cli(["run", "--bundle", str(tmp_path / "b"), "--", sys.executable, "-c", "import sys; sys.exit(3)"])
     assert r.code == 3
     said = [line for line in r.err.splitlines() if line.strip()]
-    assert len(said) == 1 and "nothing in its output points at the GPU stack" in said[0]
+    # one message, wrapped to the terminal's width (never cut mid-word by the terminal)
+    assert "nothing in its output points at the GPU stack" in " ".join(" ".join(said).split())
+    assert said[0].startswith("gpuvet: the command") and all(line.startswith("  ") for line in said[1:])
+    assert all(len(line) <= 80 for line in said if " " in line.strip())
     assert "Stack" not in r.err
 
 

@@ -6,7 +6,8 @@
 #   3. validate quick (timed) and fault injection (issue 13)
 #   4. issue 14 on one GPU (bench/h200/distributed.sh when present)
 #   5. the whole test suite under Python 3.12, GPU tests included
-#   6. bench/check_speed.py against collect_env
+#   6. bench/check_speed.py against collect_env; 7. bench/run_passthrough.py --quick (issue 7)
+#   (5. the suite runs last: it is the longest step)
 # Packs everything as $OUT/final.tgz and prints a summary.
 set -u
 export PYTHONUNBUFFERED=1 NO_COLOR=1
@@ -57,14 +58,19 @@ if [ -f bench/h200/distributed.sh ]; then
   tail -30 $D/distributed-log.txt >> $S
 fi
 pack
-# 5. the whole suite under Python 3.12 (GPU tests included)
-t0=$(t); timeout 170 python3 -m pytest -q -p no:cacheprovider -rs tests > $D/pytest-all.txt 2>&1; echo "pytest all rc=$? wall=$(since $t0)s" >> $S
-tail -15 $D/pytest-all.txt >> $S
-grep -E "test_gpu_live" $D/pytest-all.txt | head >> $S
-pack
 # 6. speed
 timeout 80 python3 bench/check_speed.py --runs 3 --label h200 --python python3 > $D/check_speed.txt 2>&1
 tail -12 $D/check_speed.txt >> $S
 cp bench/results/check_speed-h200.* $D/ 2>/dev/null
+pack
+# 7. issue 7: gpuvet run as a pipe, on an idle 16-core machine
+t0=$(t); timeout 170 python3 bench/run_passthrough.py --quick --name h200 --note "idle H200, closing run" > $D/run_passthrough.txt 2>&1
+echo "run_passthrough rc=$? wall=$(since $t0)s" >> $S
+cat bench/results/run_passthrough-h200.md >> $S 2>/dev/null; cp bench/results/run_passthrough-h200.* $D/ 2>/dev/null
+pack
+# 5. the whole suite under Python 3.12 (GPU tests included)
+t0=$(t); timeout 200 python3 -m pytest -q -p no:cacheprovider -rs tests > $D/pytest-all.txt 2>&1; echo "pytest all rc=$? wall=$(since $t0)s" >> $S
+tail -15 $D/pytest-all.txt >> $S
+grep -E "test_gpu_live" $D/pytest-all.txt | head >> $S
 pack
 cat $S

@@ -41,6 +41,11 @@ def run(opts: CheckOptions, env: Environment) -> Report:
     findings = retarget_fixes(findings, examined_python(opts, env))
     report = build_report("check", facts, findings, kb)
     report.meta["python"] = examined_python(opts, env)
+    usable = report.extra.get("usable")
+    chosen = opts.python or env.environ.get("GPUVET_PYTHON")
+    if chosen and not opts.sources and isinstance(usable, dict) and usable.get("state") == "no-framework":
+        # the user already pointed at an interpreter: name it, do not send them to --python again
+        usable["text"] = f"no framework in the environment of {chosen}: check the one your job uses"
     if inputs:
         report.meta["inputs"] = inputs
         if len(inputs) == 1:

@@ -73,7 +73,8 @@ SENTINEL = "gpuvet-end-of-output-7f3a9c"  # fed last to grep: its line number co
 MIDDLE_QUEUE = 64 * 1024 * 1024  # bytes of omitted output waiting for grep; past that, only their newlines
 PIPE_SIZE = 1 << 20  # F_SETPIPE_SZ for the child's pipes and grep's: fewer, larger reads and wake-ups
 COALESCE_BYTES = 64 * 1024  # a read smaller than this: wait COALESCE_S before the next one
-COALESCE_S = 0.001
+COALESCE_S = 0.004
+FEED_MIN = 256 * 1024  # omitted output is handed to grep in writes of at least this much
 F_SETPIPE_SZ = 1031  # Linux fcntl.h (fcntl.F_SETPIPE_SZ from Python 3.10 on)
 
 
@@ -90,7 +91,7 @@ def middle_patterns() -> list[str]:
     """The prefilter for the omitted middle: every signature pattern (the KB table, not compiled: compiling the
     catalog costs ~0.2 s and is only needed at the end) and the fact patterns."""
     from gpuvet import kb
-    from gpuvet.logs.extract import PREFILTER_PATTERNS
+    from gpuvet.logs.fact_patterns import PREFILTER_PATTERNS  # not logs.extract: its import compiles it all
 
     return [p for e in kb.load().table("signatures") for p in e["patterns"]] + list(PREFILTER_PATTERNS)
 
@@ -114,6 +115,8 @@ class MiddleScan:
         self.dropped_lines = 0
         self.skipped_bytes = 0
         self._q: deque[bytes] = deque()
+        self._small: list[bytes] = []  # fed, not yet handed to the write queue (under FEED_MIN)
+        self._small_bytes = 0
         self._off = 0  # bytes of _q[0] already written
         self._queued = 0
         self._partial = b""  # grep's last, incomplete output line
@@ -138,9 +141,17 @@ class MiddleScan:
         if not replaced and self._queued + len(data) > MIDDLE_QUEUE:
             self.skipped_bytes += len(data)
             data = b"\n" * data.count(b"\n")
-        if data:
-            self._q.append(data)
+        if data:  # small blocks are gathered: one write to grep (and one wake-up of grep) per FEED_MIN
+            self._small.append(data)
+            self._small_bytes += len(data)
             self._queued += len(data)
+            if self._small_bytes >= FEED_MIN:
+                self._flush_small()
+
+    def _flush_small(self) -> None:
+        if self._small:
+            self._q.append(self._small[0] if len(self._small) == 1 else b"".join(self._small))
+            self._small, self._small_bytes = [], 0
 
     @property
     def wants_write(self) -> bool:
@@ -214,6 +225,7 @@ class MiddleScan:
         """Everything is fed: the sentinel goes last; grep's stdin closes once the queue is written."""
         if not self.closing:
             self.closing = True
+            self._flush_small()
             self._q.append(b"\n" + SENTINEL.encode() + b"\n")  # never dropped: it carries the count
 
     def drain(self, timeout: float = 30.0) -> None:
@@ -632,7 +644,7 @@ class _Pump:
                             scan_in = False
                 if 0 < got < COALESCE_BYTES and COALESCE_S > 0:
                     # a child writing line by line (stderr, `print(flush=True)`, `python -u`) would wake us
-                    # for every line: let a little gather in the (1 MiB) pipe first; at most ~1 ms later
+                    # for every line: let a little gather in the (1 MiB) pipe first; at most ~4 ms later
                     time.sleep(COALESCE_S)
         finally:
             self.streams_done.set()
@@ -922,9 +934,13 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
     report = res.report
     if not report.extra.get("diagnoses") and not report.extra.get("user_code_signals"):
         # a plain failure: nothing in the output points anywhere; one line, not the whole stack
-        err.text(redact_text(f"\ngpuvet: the command {oc.describe()}; nothing in its output points at the GPU stack. "
-                             f"Crash bundle: {bdir} (gpuvet diagnose {os.path.join(bdir, 'output.log')} --here "
-                             f"for the stack)\n"))
+        import textwrap  # wrapped to the terminal's width, like every other screen
+
+        line = (f"gpuvet: the command {oc.describe()}; nothing in its output points at the GPU stack. "
+                f"Crash bundle: {bdir} (gpuvet diagnose {os.path.join(bdir, 'output.log')} --here for the stack)")
+        wrapped = textwrap.wrap(line, width=max(40, int(env.width or 80)), subsequent_indent="  ",
+                                break_long_words=False, break_on_hyphens=False)
+        err.text(redact_text("\n" + "\n".join(wrapped) + "\n"))
         return res
     from gpuvet.render import render
 

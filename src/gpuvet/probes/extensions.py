@@ -42,7 +42,17 @@ TORCH_LIB = re.compile(r"^lib(torch|c10)[\w]*\.so$")
 # mangled names in torch's namespaces: functions/objects (_ZN/_ZNK) and vtables/typeinfo (_ZTV/_ZTI/_ZTS)
 TORCH_SYMBOL = re.compile(r"^_Z(?:T[VIS])?NK?(?:3c10|2at|5torch|6caffe2)")
 SKIP_DISTS = re.compile(r"^(torch|nvidia[-_].*|triton|pytorch[-_]triton.*)-[^-]+\.(dist-info|egg-info)$", re.I)
-CACHE_NAME = "elf-scan-v1.json"
+CACHE_NAME = "elf-scan-v1.json"  # the name before it was kept per environment (no longer read)
+
+
+def cache_name(system: System) -> str:
+    """The cache file of the environment examined (``--python``, else this interpreter): each
+    environment reads only its own files' entries, not every other venv's (start-up: a user with a
+    dozen environments read a 1.2 MB file on every check)."""
+    import sys
+
+    who = getattr(system, "python", None) or sys.executable
+    return f"elf-scan-v1-{hashlib.sha1(who.encode()).hexdigest()[:12]}.json"
 MAX_FILES = 5000  # shared objects read per check (a bound; the rest are named as not read)
 MAX_MISSING_SHOWN = 8
 DEADLINE_S = 2.5
@@ -160,11 +170,12 @@ class DiskCache:
         self.data: dict[str, Any] = {}
         self.seen: set[str] = set()
         self.dirty = False
+        self.name = cache_name(system)
         fd = self._open_dir(create=False)
         if fd is None:
             return
         try:
-            f = os.open(CACHE_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+            f = os.open(self.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
             try:
                 st = os.fstat(f)
                 if not _stat.S_ISREG(st.st_mode) or not _private(st) or st.st_size > self.MAX_BYTES:
@@ -239,7 +250,7 @@ class DiskCache:
             with os.fdopen(f, "w", encoding="utf-8") as fh:
                 data = self.data if len(self.data) <= self.MAX_ENTRIES else {k: self.data[k] for k in self.seen}
                 json.dump({"version": 1, "files": data}, fh, separators=(",", ":"))
-            os.replace(tmp, CACHE_NAME, src_dir_fd=fd, dst_dir_fd=fd)
+            os.replace(tmp, self.name, src_dir_fd=fd, dst_dir_fd=fd)
         except (OSError, TypeError, ValueError):
             try:
                 os.unlink(tmp, dir_fd=fd)
