@@ -80,10 +80,10 @@ def test_never_outranks_a_decisive_signature():
 
 
 def test_reads_an_error_no_signature_knows():
-    """new-f0024 (flash-attn refusing a gfx1103 APU): no signature knows the wording; the learned reading names
-    the architecture, with the line it read as evidence and a low confidence.  (The shipped model was trained
+    """new-f0079 (ollama's runner aborting after listing the Tensile libraries it has, none for this GPU): no
+    signature reads it; the learned reading names the architecture, with the lines it read and a low confidence.  (The shipped model was trained
     on this case: this tests the wiring; bench/incident_cv.py measures cases it was not trained on.)"""
-    text = case_text("bench/incidents-new/frozen/new-f0024.yaml")
+    text = case_text("bench/incidents-new/frozen/new-f0079.yaml")
     assert [d.cause for d in rank(scan(text), learned=None)] == []
     r = run_cli(["diagnose", "--format", "json", "-"], stdin=text)
     diags = r.json()["diagnoses"]
