@@ -276,9 +276,22 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
         by_cause.setdefault(r.cause, []).append(Contribution(
             w, comp, "learned", "learned",
             f"learned fallback: the error lines read as {r.cause} (p={r.probability:.2f}; "
-            f"{', '.join(r.terms) or 'context'})", ev, CAUSE_FIX.get(r.cause, ""),
+            f"{_shown_terms(r.terms) or 'context'})", ev, CAUSE_FIX.get(r.cause, ""),
             first_line=ev_lines[0][0] if ev_lines else 10**12))
     return False
+
+
+def _shown_terms(terms: Sequence[str]) -> str:
+    """Model tokens as a reader sees them: "last:core" -> "core", "aborted_core" -> "aborted core",
+    "h:amd-gpu" -> "context amd-gpu"."""
+    out: list[str] = []
+    for t in terms:
+        kind, _, word = t.rpartition(":")
+        word = word.replace("_", " ")
+        shown = f"context {word}" if kind == "h" else word
+        if shown not in out:
+            out.append(shown)
+    return ", ".join(out)
 
 
 def _fallback(scan: ScanResult) -> list[Diagnosis]:
