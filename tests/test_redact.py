@@ -105,3 +105,27 @@ def test_linear_on_bombs(unit, prefix):
 def test_cap():
     assert R.cap("abc", 5) == "abc"
     assert R.cap("abcdef", 4) == "abc…"
+
+
+def test_gpuvet_own_signature_field_is_not_masked_but_signed_url_signatures_are():
+    # diagnose's evidence carries {"signature": "LOG002"}: the rule code, not a secret (it was printed as ***)
+    from gpuvet.model.redact import is_secret_name, redact_text
+
+    assert not is_secret_name("signature")
+    assert is_secret_name("X-Amz-Signature") and is_secret_name("URL_SIGNATURE")
+    url = ("https://b.s3.amazonaws.com/k?X-Amz-Signature=4f1e2d3c4b5a69788796a5b4c3d2e1f0aabbccddeeff0011"
+           "&X-Amz-Expires=60")
+    assert "4f1e2d3c4b5a" not in redact_text(url)
+
+
+def test_diagnose_json_keeps_the_signature_code(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    log = tmp_path / "x.log"
+    log.write_text("RuntimeError: hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n")
+    out = subprocess.run([sys.executable, "-m", "gpuvet", "diagnose", "--format", "json", str(log)],
+                         capture_output=True, text=True, timeout=60).stdout
+    sigs = [e.get("signature") for d in json.loads(out)["diagnoses"] for e in d.get("evidence", [])]
+    assert sigs and "***" not in sigs and any(s and s.startswith("LOG") for s in sigs)

@@ -34,7 +34,9 @@ MIN_ENV_SECRET = 8  # shorter values of secret variables ("1", "true", "x11") ar
 _SEG_SECRET = re.compile(
     r"(?:token(?!iz|s$)|secret|passw|passphrase|credential|webhook|cookie|session|private|signature(?!s)"
     r"|^auth(?!or)|oauth|^pwd$|pwd$|^keys?$|.{2,}key$|^apikey|^api_?key)")
-_NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD", "TOKENIZERS_PARALLELISM", "KEYBOARD", "MONKEY"})
+# "signature" alone is gpuvet's own evidence field (the rule code that matched a line); a signature inside a
+# longer name (X-Amz-Signature, URL_SIGNATURE) stays secret.
+_NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD", "TOKENIZERS_PARALLELISM", "KEYBOARD", "MONKEY", "SIGNATURE"})
 
 
 @functools.lru_cache(maxsize=4096)
