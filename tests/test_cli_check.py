@@ -124,11 +124,12 @@ def test_hanging_tools_check_finishes_within_5s(tmp_path):
     read_outside = {r.get("name") for r in doc["facts"].get("compilers", [])
                     if str(tmp_path / "bin") not in str(r.get("path", ""))}
     for code, outcomes in by_code.items():
-        if code in ("EXT003", "EXT006") and "nvcc" in read_outside:
+        if code in ("EXT003", "EXT006", "EXT104") and "nvcc" in read_outside:  # EXT104: nvcc's host GCC range
             continue
         if needs[code] & failed_tables:
             assert "passed" not in outcomes and "skipped" not in outcomes, (code, outcomes)
-    assert by_code["EXT003"] == {"unknown"}  # nvcc vs framework CUDA: nvcc hung
+    if "nvcc" not in read_outside:
+        assert by_code["EXT003"] == {"unknown"}  # nvcc vs framework CUDA: nvcc hung
 
 
 def test_json_output_matches_documented_schema():

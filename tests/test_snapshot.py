@@ -52,7 +52,8 @@ def test_snapshot_of_this_environment_is_complete_and_valid(tmp_path):
 
     want = _v("torch")
     assert torch["version"].startswith(want.split("+")[0]) and (torch["local_version"] or None) == (want.split("+", 1)[1] if "+" in want else None)
-    assert torch["installer"] == "pip" and torch["wheel_tags"] and torch["wheel_tags"][0].startswith("cp3")
+    from importlib.metadata import distribution  # pip here and in CI; uv in the H200 image
+    assert torch["installer"] == (distribution("torch").read_text("INSTALLER") or "").strip() and torch["wheel_tags"] and torch["wheel_tags"][0].startswith("cp3")
     assert torch["origin"] in ("index", "local-wheel")
     assert dists["gpuvet"]["origin"] == "editable" and dists["gpuvet"]["direct_url"]["kind"] == "dir"
     assert any(e["name"] == "filelock" and e["satisfied"] for e in doc["dependency_tree"]["edges"]["torch"])
