@@ -184,3 +184,17 @@ def test_a_rank_returning_a_wrong_result_is_named(tmp_path):
     for pid in (int(p.read_text()) for p in tmp_path.glob("rank*.pid")):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_merged_ranks_keep_what_hung_when_the_peer_failed_first():
+    # CI at load: rank 1 timed out in all_reduce, rank 0 saw the connection close first (status error); the
+    # merged case took info from rank 0 only and the VAL002 finding lost "hung in: all_reduce of 262144 B"
+    from gpuvet.validate.runner import CaseSpec, _merge_ranks
+
+    spec = CaseSpec(name="distributed", level="full", title="distributed", code="VAL003")
+    rank0 = {"status": "error", "error": "RuntimeError: Connection closed by peer", "info": {"backend": "gloo"}}
+    rank1 = {"status": "timeout", "error": "all_reduce of 262144 B did not finish within 3 s (rank 1)",
+             "info": {"backend": "gloo", "hung": "all_reduce of 262144 B"}}
+    merged = _merge_ranks(spec, [rank0, rank1])
+    assert merged["status"] == "timeout" and merged["info"]["hung"] == "all_reduce of 262144 B"
+    assert merged["info"]["backend"] == "gloo"

@@ -353,6 +353,11 @@ def _merge_ranks(spec: CaseSpec, per_rank: list) -> dict[str, Any]:
         if r["status"] != "ok":
             errors.append(f"rank {i}: {r['status']}" + (f" ({r['error']})" if r.get("error") else ""))
             merged.setdefault("log", r.get("log", ""))
+    # what hung is known only to the rank that timed out; when the peer fails first (its connection closed) rank 0's
+    # info has no "hung", and the VAL002 finding lost its "hung in: <collective>" evidence
+    hung = [r["info"]["hung"] for r in per_rank if r.get("status") == "timeout" and (r.get("info") or {}).get("hung")]
+    if hung and not merged["info"].get("hung"):
+        merged["info"]["hung"] = hung[0]
     merged["error"] = "; ".join(errors)
     return merged
 
