@@ -245,3 +245,26 @@ def test_diagnose_names_the_cache(text, sig):
     top = doc["diagnoses"][0] if doc.get("diagnoses") else doc["extra"]["diagnoses"][0]
     assert top["cause"] == "kernel-cache-db", top
     assert sig in str(top)
+
+
+def test_fix_commands_quote_the_paths_they_delete(tmp_path):
+    """A cache path with a space or shell syntax in it is one quoted argument of rm, never two paths or a command."""
+    import shlex
+
+    site = torch_site(tmp_path)
+    ext = tmp_path / "my ext $(touch pwned)"
+    (ext / "fused_adam").mkdir(parents=True)
+    (ext / "fused_adam" / "build.ninja").write_text(
+        "cflags = -isystem /opt/envA/lib/python3.11/site-packages/torch/include\n")
+    lock = ext / "fused_adam" / "lock"
+    lock.write_text("")
+    old = time.time() - 3600
+    os.utime(lock, (old, old))
+    s = System(environ={"TORCH_EXTENSIONS_DIR": str(ext), "HOME": str(tmp_path / "home"), "USER": "ann",
+                        "TMPDIR": str(tmp_path / "tmp")})
+    s._paths = [str(site)]
+    f = facts_of(probe(s))
+    rm_lock = run_checks(f, [torch_extensions_stale_lock], kbmod.load())[0].fixes[0].command
+    assert shlex.split(rm_lock) == ["rm", "-f", str(lock)]
+    rm_ext = run_checks(f, [jit_extension_built_by_another_torch], kbmod.load())[0].fixes[0].command
+    assert shlex.split(rm_ext) == ["rm", "-rf", f"{ext}/fused_adam"]

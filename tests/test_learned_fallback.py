@@ -41,7 +41,7 @@ def test_shipped_model_is_small_built_from_tuning_data_only():
     assert path.stat().st_size < 300 * 1024
     doc = json.loads(path.read_text(encoding="utf-8"))
     dirs = doc["trained_on"]["dirs"]
-    assert dirs and all("new2/frozen" not in d and "new2-frozen" not in d for d in dirs), dirs
+    assert dirs and all("new3/frozen" not in d and "new3-frozen" not in d for d in dirs), dirs
     assert sum(dirs.values()) == doc["trained_on"]["cases"] >= 400
     model = learned.load()
     assert model is not None and "none" in model.classes and 0.3 <= model.abstain < 1
@@ -102,7 +102,7 @@ def test_user_code_error_still_blames_nothing():
 def test_shipped_model_is_reproducible():
     """Retraining from the recorded tuning directories gives the shipped model back (`tools/train_fallback.py
     --check` compares byte for byte; here the readings must agree, so that a later change of a context hint
-    does not fail CI).  When the tuning data changed since (more cases), the file is stale: retrain."""
+    does not fail CI).  When the tuning data changed since (more cases), the file is stale and this fails: retrain."""
     if not (ROOT.parent / "shared" / "benchmarks" / "incidents" / "dev").is_dir():
         pytest.skip("../shared/benchmarks (tuning data) not beside the checkout")
     sys.path.insert(0, str(ROOT / "tools"))
@@ -110,11 +110,12 @@ def test_shipped_model_is_reproducible():
 
     shipped = learned.load()
     dirs = list(shipped.meta["dirs"])
+    present = [d for d in tf.TUNING_DIRS if any((ROOT / d).glob("*.yaml"))]
+    assert sorted(dirs) == sorted(present), f"trained on {dirs}, tuning dirs now {present}: run tools/train_fallback.py"
     cases = tf.load_tuning(dirs)
     counts = {d: sum(1 for c in cases if c["_dir"] == d) for d in dirs}
-    if counts != shipped.meta["dirs"]:
-        pytest.skip(f"tuning data changed since training ({counts} vs {shipped.meta['dirs']}): "
-                    "run tools/train_fallback.py")
+    assert counts == shipped.meta["dirs"], \
+        f"tuning data changed since training ({counts} vs {shipped.meta['dirs']}): run tools/train_fallback.py"
     fresh = learned.Model(tf.build(dirs))
     xs = [tf.analyse_text(tf.posted_text(c)) for c in cases]
     agree = sum(fresh.read(x)[0].cause == shipped.read(x)[0].cause for x in xs) / len(xs)

@@ -7,7 +7,7 @@
 Training data: the tuning case directories in TUNING_DIRS (those present), and nothing else.  Every case runs
 through gpuvet's own diagnose pipeline (scan -> facts -> checks) in-process; its features are the shape tokens
 of the error lines plus the context the scan saw (logs/learned.features), its label the thread's root cause.
-bench/incidents-new2/frozen is never read (refused if named).  The model is a multinomial logistic regression
+bench/incidents-new3/frozen is never read (refused if named).  The model is a multinomial logistic regression
 (L2, AdaGrad, fixed epochs and a fixed example order: the same data gives the same file), pruned to tokens seen
 in at least MIN_DF training cases.  Pure Python: no dependency beyond gpuvet's own.
 """
@@ -33,6 +33,8 @@ TUNING_DIRS = [
     "bench/incidents-new/tuning",
     "bench/incidents-new/frozen",  # scored once (first score in bench/results), tuning data since
     "bench/incidents-new2/tuning",
+    "bench/incidents-new2/frozen",  # scored once (bench/results/incidents-new2-frozen-first-score.*), tuning data since
+    "bench/incidents-new3/tuning",
 ]
 MIN_DF = 2
 EPOCHS = 40
@@ -45,8 +47,8 @@ PRUNE = 0.1  # weights smaller than this are dropped (the file stays small; benc
 
 def _refuse_frozen(d: Path) -> None:
     p = d.resolve().as_posix()
-    if "incidents-new2" in p and "frozen" in p:
-        sys.exit(f"refusing {d}: the new2 frozen half is scored once, by the lead, never trained on")
+    if "incidents-new3" in p and "frozen" in p:
+        sys.exit(f"refusing {d}: the new3 frozen half is scored once, by the lead, never trained on")
 
 
 def posted_text(case: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from typing import Any, Iterable
 
 from gpuvet.kb import query as q
@@ -286,8 +287,10 @@ def _rebuild(e: Row, arch_env: str) -> list:
     kind = e.get("kind")
     if kind == "jit-cache":
         d = os.path.dirname(e.get("path") or "")
+        if len(d.strip("/")) < 2:  # never offer to delete "" or "/" (a path the text did not give whole)
+            return []
         return [fix("Delete the JIT build so torch.utils.cpp_extension rebuilds it on the next load"
-                    + (f" with {arch_env}" if arch_env else ""), f"rm -rf {d}", safe=True)]
+                    + (f" with {arch_env}" if arch_env else ""), f"rm -rf {shlex.quote(d)}", safe=True)]
     if e.get("dist"):
         dist = e.get("dist")
         env = f"{arch_env} " if arch_env else ""

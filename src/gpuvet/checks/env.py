@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any, Iterable
 
 from gpuvet.kb import query as q
@@ -689,7 +690,7 @@ def jit_extension_built_by_another_torch(ctx: Context) -> Iterable:
                    why="cpp_extension.load() reuses them without rebuilding; they need that other libtorch's symbols.",
                    evidence=[ev(r, o) for o in others[:5]],
                    fixes=[fix("Remove them (they rebuild on the next load)",
-                              " && ".join(f"rm -rf {path}/{n}" for n in names[:5])),
+                              " && ".join(f"rm -rf {shlex.quote(f'{path}/{n}')}" for n in names[:5])),
                           fix("Give each environment its own build cache",
                               "export TORCH_EXTENSIONS_DIR=$VIRTUAL_ENV/torch_extensions", safe=True)])
     if not found:
@@ -731,7 +732,7 @@ def torch_extensions_stale_lock(ctx: Context) -> Iterable:
         yield Fail(f"stale extension build lock {lock}",
                    why="Every load() of this extension waits on the lock forever (the build that took it is gone).",
                    evidence=[ev(r, lock)],
-                   fixes=[fix("Delete the lock once no build of this extension is running", f"rm -f {path}")])
+                   fixes=[fix("Delete the lock once no build of this extension is running", f"rm -f {shlex.quote(str(path))}")])
     if not locks:
         yield Pass("no stale torch_extensions build lock", [ev(r, f"{r.get('path')}: no old lock") for r in rows])
 
