@@ -60,7 +60,7 @@ def posted_text(case: dict[str, Any]) -> str:
 def example(scan: Any, failed: Sequence[Any]) -> dict[str, float]:
     from gpuvet.logs.learned import features
 
-    return features(list(scan.error_lines), scan.hint_names)
+    return features(list(scan.error_lines), scan.hint_names, list(getattr(scan, "symptom_lines", ())))
 
 
 def analyse_text(text: str) -> dict[str, float]:

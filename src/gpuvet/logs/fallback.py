@@ -49,6 +49,23 @@ def is_error_line(text: str) -> bool:
     return error_line(text) and not REPORT_LINE.match(text)
 
 
+# A symptom told in prose: bug reports often describe the failure instead of pasting it ("ComfyUI is trying to
+# detect an nVidia GPU", "the CPU version is installed instead", "ollama only uses the CPU after sleep", "stuck on
+# ncclGroupEnd").  These lines are read (by the learned fallback only) when the text holds no error line at all.
+SYMPTOM_LINE = re.compile(
+    r"\b(?:doesn'?t|does not|don'?t|didn'?t|won'?t|isn'?t|is not|are not|aren'?t|not|never|no longer) "
+    r"(?:work|working|use|using|used|detect|detected|detecting|recogni[sz]e|recogni[sz]ed|see|seen|find|visible|"
+    r"available|load|loaded|enumerated|persistent|released|updated?|present|utili[sz]ed|start|run|running)\b"
+    r"|\binstead of\b|\bonly (?:uses?|using|runs?|sees?|builds?|installs?)\b|\bfalls? back\b|\bstuck\b|\bhangs?\b"
+    r"|\bdeadlocks?\b|\bfreez|\bcrash|\bbroken\b|\bregression\b|\bquirk|\bclash|\bnan losses\b|\bloss (?:is |as )?nan\b"
+    r"|\btrying to (?:detect|use|find|load)\b|\bwrong (?:version|build|gpu|device|library)\b|\bCPU version\b|^\s*\[(?:Bug|Issue)\]", re.I)
+_SYMPTOM_GATE = LiteralGate(SYMPTOM_LINE.pattern, SYMPTOM_LINE.flags)
+
+
+def is_symptom_line(text: str) -> bool:
+    return _SYMPTOM_GATE(text) and SYMPTOM_LINE.search(text) is not None and not REPORT_LINE.match(text)
+
+
 # (cause, component, weight, pattern): the vocabulary of each layer.  Weights: 1.0 names the layer
 # unambiguously, 0.5 leans towards it.
 VOCAB: list[tuple[str, str, float, re.Pattern[str]]] = [(c, comp, w, re.compile(p, re.I)) for c, comp, w, p in [
