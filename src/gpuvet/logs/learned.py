@@ -92,7 +92,9 @@ _NOT_ERRORS = re.compile(r"could not collect\s*$|^\s*(?:cat|ls|grep|head|tail|fi
                          # a tool's summary counts ("2 failed · 0 unknown · 25 passed", "1 failed, 3 passed")
                          r"|\b\d+ (?:failed|errors?)\b.{0,40}\b\d+ (?:passed|unknown|skipped|warnings?)\b"
                          # pytest's report framing: the FAILURES banner, its "E   " assertion lines, "file.py:79: AssertionError"
-                         r"|^=+ (?:FAILURES|ERRORS) =+$|^E {2,}|\.py:\d+: AssertionError\s*$", re.I)
+                         r"|^=+ (?:FAILURES|ERRORS) =+$|^E {2,}|\.py:\d+: AssertionError\s*$"
+                         # torch's warning that numpy is absent (collect_env of a healthy venv prints it)
+                         r"|UserWarning: Failed to initialize NumPy", re.I)
 
 
 def model_lines(error_lines: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
