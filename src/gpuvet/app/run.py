@@ -839,6 +839,9 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
                 if not pump.streams_done.wait(2.0):
                     _killpg(proc.pid, signal.SIGKILL)
                     pump.streams_done.wait(2.0)
+                # their pipes close early in their exit: wait until the group is really gone (gpuvet exits
+                # right after this, and nothing of the job may outlive it)
+                _await_group_gone(proc.pid, 2.0)
             if pump.streams_done.is_set():
                 pump.done.wait(60)  # grep finishing the middle
             with cap.lock:
@@ -858,6 +861,37 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
         oc.signal = -rc
     oc.returncode = rc
     return oc
+
+
+def _await_group_gone(pgid: int, timeout: float) -> None:
+    """Until no process of group ``pgid`` is left but zombies (which their new parent reaps whenever it does),
+    at most ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        if not _group_alive(pgid):
+            return
+        time.sleep(0.002)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is alive, not a zombie (from /proc; True where it cannot tell)."""
+    try:
+        pids = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return True
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
 
 
 def _stop(proc: subprocess.Popen, term_wait: float = 5.0) -> None:
