@@ -114,3 +114,12 @@ def test_prose_symptoms_feed_the_learned_fallback_only_without_error_lines():
     f = features([(5, "RuntimeError: CUDA error: no kernel image is available")], (), prose)
     assert "<prose>" not in f and "instead" not in f
     assert "<no-error-lines>" in features([], ())
+
+
+def test_cpu_build_message_from_someone_without_a_gpu_blames_nothing():
+    msg = "AssertionError: Torch not compiled with CUDA enabled\n"
+    assert causes("Since I don't have a GPU I don't need CUDA, so I installed the CPU-only torch.\n" + msg) == []
+    assert causes("How can i run this code on CPU\nI get this error:\n" + msg) == []
+    # with a GPU named, or no such statement, the CPU-only build is the cause
+    assert causes("GPU: NVIDIA GeForce RTX 3090\n" + msg)[0] == "cpu-only-build"
+    assert causes(msg)[0] == "cpu-only-build"

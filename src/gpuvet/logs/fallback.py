@@ -57,7 +57,7 @@ SYMPTOM_LINE = re.compile(
     r"(?:work|working|use|using|used|detect|detected|detecting|recogni[sz]e|recogni[sz]ed|see|seen|find|visible|"
     r"available|load|loaded|enumerated|persistent|released|updated?|present|utili[sz]ed|start|run|running)\b"
     r"|\binstead of\b|\bonly (?:uses?|using|runs?|sees?|builds?|installs?)\b|\bfalls? back\b|\bstuck\b|\bhangs?\b"
-    r"|\bdeadlocks?\b|\bfreez|\bcrash|\bbroken\b|\bregression\b|\bquirk|\bclash|\bnan losses\b|\bloss (?:is |as )?nan\b"
+    r"|\bdeadlocks?\b|\bfreez|\bcrash|\bbroken\b|\bregression\b|\bquirk|\bclash"
     r"|\btrying to (?:detect|use|find|load)\b|\bwrong (?:version|build|gpu|device|library)\b|\bCPU version\b|\[(?:Bug|Issue)\]", re.I)
 _SYMPTOM_GATE = LiteralGate(SYMPTOM_LINE.pattern, SYMPTOM_LINE.flags)
 

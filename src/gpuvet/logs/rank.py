@@ -132,7 +132,10 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
         sig = ms[0].signature
         if sig.user_code and sig.generic and all(GPU_WORDS.search(m.text) for m in ms):
             continue  # a weak user-code signal whose message is about the GPU says nothing either way
-        (user_code if sig.user_code else stack_sigs).append(sig)
+        # a message whose context rule reads it as the user's own (cause none: "Torch not compiled with CUDA" from
+        # someone who says the machine has no GPU) is a user-code signal here
+        here_user = any(r.cause == "none" and r.applies(hints) for r in sig.resolve)
+        (user_code if sig.user_code or here_user else stack_sigs).append(sig)
     only_generic = all(s.generic for s in stack_sigs)
 
     for sig in stack_sigs:
