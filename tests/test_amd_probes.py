@@ -256,6 +256,17 @@ def test_rocminfo_failure_with_amd_gpu_on_pci_is_an_error():
     assert [g["name"] for g in t(facts.rows, "gpu_devices")] == ["AMD GPU [1002:740f] (PCI)"]
 
 
+def test_instinct_mi300_processing_accelerator_class_is_an_amd_gpu():
+    """MI300X / MI325X sit on the bus as class 0x1200 ("Processing accelerators"), not display class 0x03."""
+    facts = run_probes(debian_system(files={**_pci("0x1002", "0x120000"),
+                                            "/sys/bus/pci/devices/0000:03:00.0/device": "0x74a1\n"}), AMD_PROBES)
+    assert {e.probe for e in facts.errors} >= {"amd-rocminfo"}
+    assert [g["name"] for g in t(facts.rows, "gpu_devices")] == ["AMD GPU [1002:74a1] (PCI)"]
+    # an AMD PCI bridge (class 0x0604, vendor 1002 on MI300 boards) is not a GPU
+    facts = run_probes(debian_system(files=_pci("0x1002", "0x060400")), AMD_PROBES)
+    assert facts.status("gpu_devices") == "empty"
+
+
 def test_rocminfo_missing_is_a_missing_error():
     with pytest.raises(ProbeFailed) as e:
         list(probe_rocminfo(FakeSystem()))

@@ -249,3 +249,27 @@ def test_broken_pipe_is_silent(tmp_path):
     assert r.stderr == b"", r.stderr
     r = _sh("GPUVET rules --format json | head -1 > /dev/null")
     assert r.stderr == b"", r.stderr
+
+
+def test_snapshot_and_validate_outputs_are_written_like_every_report(tmp_path):
+    """`snapshot -o` / `history -o` and `validate --html` used `<path>.tmp-<pid>` and renamed it over the target:
+    a guessable name another user could plant as a symlink, and a symlink target replaced by a regular file."""
+    from gpuvet.app.validate import write_html
+    from gpuvet.cli.snapshot_cmd import write_atomic
+    from gpuvet.model import Report
+
+    target = tmp_path / "target.json"
+    target.write_text("")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    (tmp_path / f"link.json.tmp-{os.getpid()}").symlink_to(victim)  # the old, guessable temporary name
+    write_atomic(str(link), '{"token": "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH"}')
+    assert link.is_symlink() and target.read_text().startswith("{") and "hf_abcdefghij" not in target.read_text()
+    assert victim.read_text() == "precious"
+    out = tmp_path / "r.html"
+    out.write_text("old")
+    os.chmod(out, 0o640)
+    write_html(Report(command="validate"), str(out))
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640 and out.read_text().lstrip().lower().startswith("<!doctype")

@@ -4,242 +4,25 @@ Usage:
     python3 bench/incidents-new3/ingest.py --tag r|c BATCH [...]    # r: g3r's ROCm cases, c: g3c's everything else
     python3 bench/incidents-new3/ingest.py --stats [--write]        # count tables (--write: into README.md)
 
-A batch is the YAML list or the plain block form of bench/incidents-new/ingest.py (whose parser, renderer and split
-rule this reuses unchanged):
-
-    @@ SOURCE-URL | PLATFORM | GPU or null | CAUSE | COMPONENT | CONFIDENCE
-    --log
-    verbatim lines ...
-    --env                 (optional)
-    verbatim lines ...
-    --detail / --fix / --evidence
-    one sentence each
-
-Each case goes to tuning/ or frozen/ by its `source` URL alone, the rule of bench/incidents-new:
-
-    half = "tuning" if sha256(source.encode()).digest()[0] % 2 == 0 else "frozen"
-
-and gets the next free id of its tag and half: n3r-tNNNN / n3r-fNNNN (--tag r), n3c-tNNNN / n3c-fNNNN (--tag c).
-
-Refused (not added, one line each): a thread already used anywhere in the project -- a `source` of
-../shared/benchmarks/incidents/dev, bench/incidents-heldout, bench/incidents-new and bench/incidents-new2 (both halves),
-any URL written in tests/fixtures, or a case already in incidents-new3 -- compared after folding renamed orgs/repos and issues/N vs
-pull/N (one thread, one key); and a case that breaks the case format (unknown cause/component/confidence, empty or
-over-long log, short detail/fix, a --tag r case whose platform is not rocm or a --tag c case whose platform is).
-Exit status 1 if any case was refused for its format, else 0.  Nothing here runs gpuvet.
+Ids: n3r-tNNNN / n3r-fNNNN (--tag r), n3c-tNNNN / n3c-fNNNN (--tag c).  Threads already used in
+../shared/benchmarks/incidents/dev, bench/incidents-heldout, bench/incidents-new and incidents-new2 (both
+halves), in tests/fixtures or in this set are refused.  The batch format, split rule and refusals are
+bench/incident_sets.py's (one implementation for every gathered set).  Nothing here runs gpuvet.
 """
 from __future__ import annotations
 
-import argparse
-import importlib.util
-import re
 import sys
-from collections import Counter
 from pathlib import Path
 
-import yaml
-
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(HERE.parent))
 
-from gpuvet.model.taxonomy import COMPONENTS, LABELS  # noqa: E402
+from incident_sets import BASE_DIRS, HALVES, IncidentSet, format_problem, halves_of, thread_key  # noqa: E402,F401
 
-_spec = importlib.util.spec_from_file_location("incidents_new_ingest", ROOT / "bench" / "incidents-new" / "ingest.py")
-assert _spec is not None and _spec.loader is not None
-old = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(old)
-half_of, norm, render, load_batch = old.half_of, old.norm, old.render, old.load_batch
-
-HALVES = ("tuning", "frozen")
-TAGS = ("r", "c")
-PLATFORMS = ("rocm", "cuda")
-SHARED = ROOT.parent / "shared"
-CASE_DIRS = {  # where earlier cases live: every `source:` there is a used thread
-    "dev": (SHARED / "benchmarks" / "incidents" / "dev", Path("/work/shared/benchmarks/incidents/dev")),
-    "heldout": (ROOT / "bench" / "incidents-heldout",),
-    "incidents-new": (ROOT / "bench" / "incidents-new" / "tuning", ROOT / "bench" / "incidents-new" / "frozen"),
-    "incidents-new2": (ROOT / "bench" / "incidents-new2" / "tuning", ROOT / "bench" / "incidents-new2" / "frozen"),
-}
-FIXTURES = ROOT / "tests" / "fixtures"
-URL_RE = re.compile(r"https?://[^\s\"'<>)\]]+")
-
-# one GitHub thread can be cited under renamed orgs/repos (RadeonOpenCompute/ROCm -> ROCm/ROCm ->
-# ROCm/legacy-rocm-build, ROCmSoftwarePlatform/*, ROCm-Developer-Tools/* -> ROCm/*) and as issues/N or pull/N
-_ALIASES = (("radeonopencompute/rocm/", "rocm/legacy-rocm-build/"), ("/rocm/rocm/", "/rocm/legacy-rocm-build/"),
-            ("rocmsoftwareplatform/", "rocm/"), ("rocm-developer-tools/", "rocm/"), ("radeonopencompute/", "rocm/"),
-            # and the non-AMD projects that moved (old name -> the name GitHub redirects to)
-            ("/microsoft/deepspeed/", "/deepspeedai/deepspeed/"),
-            ("/microsoft/deepspeedexamples/", "/deepspeedai/deepspeedexamples/"),
-            ("/openai/triton/", "/triton-lang/triton/"), ("/ggerganov/llama.cpp/", "/ggml-org/llama.cpp/"),
-            ("/ggerganov/whisper.cpp/", "/ggml-org/whisper.cpp/"), ("/jmorganca/ollama/", "/ollama/ollama/"),
-            ("/timdettmers/bitsandbytes/", "/bitsandbytes-foundation/bitsandbytes/"), ("/google/jax/", "/jax-ml/jax/"),
-            ("/hazyresearch/flash-attention/", "/dao-ailab/flash-attention/"))
-
-
-def thread_key(url: str) -> str:
-    """One key per thread: lower case, no fragment/query/trailing slash, org renames folded, issues|pull -> thread."""
-    key = url.strip().split("#")[0].split("?")[0].rstrip("/.,;").lower()
-    key = re.sub(r"^http://", "https://", key).replace("://www.", "://")
-    for a, b in _ALIASES:
-        key = key.replace(a, b)
-    key = re.sub(r"/(?:issues|pull|discussions)/(\d+)(?:/.*)?$", r"/thread/\1", key)
-    return key
-
-
-def used_threads() -> dict[str, str]:
-    """thread key -> where it is already used (dev, heldout, incidents-new, incidents-new2, tests/fixtures)."""
-    out: dict[str, str] = {}
-    for where, dirs in CASE_DIRS.items():
-        for d in dirs:
-            for p in sorted(d.glob("*.yaml")) if d.is_dir() else ():
-                c = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-                if c.get("source"):
-                    out.setdefault(thread_key(c["source"]), f"{where}/{p.name}")
-    if FIXTURES.is_dir():
-        for p in sorted(FIXTURES.rglob("*")):
-            if p.is_file() and p.stat().st_size < 4_000_000:
-                try:
-                    text = p.read_text(encoding="utf-8")
-                except (UnicodeDecodeError, OSError):
-                    continue
-                for u in URL_RE.findall(text):
-                    out.setdefault(thread_key(u), f"tests/fixtures/{p.relative_to(FIXTURES)}")
-    return out
-
-
-def cases_here(dest: Path = HERE) -> list[tuple[Path, dict]]:
-    return [(p, yaml.safe_load(p.read_text(encoding="utf-8"))) for h in HALVES
-            for p in sorted((dest / h).glob("n3*.yaml"))]
-
-
-def format_problem(case: dict, tag: str) -> str | None:
-    """Why a case breaks the case format (CASE_FORMAT.md), or None."""
-    lab, inputs = case.get("label") or {}, case.get("inputs") or {}
-    if case.get("platform") not in PLATFORMS:
-        return f"platform {case.get('platform')!r} not one of {PLATFORMS}"
-    if (tag == "r") != (case["platform"] == "rocm"):
-        return f"--tag {tag} takes {'only' if tag == 'r' else 'no'} rocm cases"
-    if lab.get("cause") not in LABELS:
-        return f"cause {lab.get('cause')!r} not in the taxonomy"
-    if lab.get("component") not in COMPONENTS:
-        return f"component {lab.get('component')!r} unknown"
-    if case.get("confidence") not in ("confirmed", "likely"):
-        return f"confidence {case.get('confidence')!r} is neither confirmed nor likely"
-    if set(inputs) - {"log", "env"} or not (inputs.get("log") or "").strip():
-        return "inputs need a log (and at most an env)"
-    if not 1 <= len(inputs["log"].strip().splitlines()) <= 60:
-        return "log is over 60 lines"
-    for k in ("detail", "fix"):
-        if len(str(lab.get(k) or "").strip()) < 10:
-            return f"label.{k} missing or too short"
-    if not re.fullmatch(r"https://[\w.-]+/\S+", norm(str(case.get("source") or ""))):
-        return "source is not an https URL"
-    return None
-
-
-def ingest(batches: list[Path], tag: str, dest: Path = HERE) -> tuple[dict[str, int], list[str]]:
-    """Add the batches' cases under dest/{tuning,frozen}; returns (added per half, refusal lines)."""
-    used = used_threads()
-    mine = {thread_key(c["source"]): p.stem for p, c in cases_here(dest)}
-    added, refused = {h: 0 for h in HALVES}, []
-    for batch in batches:
-        for case in load_batch(batch):
-            src = norm(str(case.get("source") or ""))
-            key = thread_key(src)
-            if key in used:
-                refused.append(f"not new (used in {used[key]}): {src}")
-                continue
-            if key in mine:
-                refused.append(f"not new (already {mine[key]}): {src}")
-                continue
-            problem = format_problem(case, tag)
-            if problem:
-                refused.append(f"format ({problem}): {src}")
-                continue
-            case["source"] = src
-            half = half_of(src)
-            d = dest / half
-            d.mkdir(parents=True, exist_ok=True)
-            n = len(list(d.glob(f"n3{tag}-{half[0]}*.yaml"))) + 1
-            cid = f"n3{tag}-{half[0]}{n:04d}"
-            case.pop("id", None)
-            text = render({"id": cid, **case})
-            yaml.safe_load(text)  # round-trips
-            (d / f"{cid}.yaml").write_text(text, encoding="utf-8")
-            mine[key] = cid
-            added[half] += 1
-    return added, refused
-
-
-def stats(dest: Path = HERE) -> str:
-    """Markdown tables of the counts per half: by tag and platform, by cause, by confidence."""
-    rows = {h: [c for p, c in cases_here(dest) if p.parent.name == h] for h in HALVES}
-
-    def table(title: str, key, keys=None) -> list[str]:
-        cnt = {h: Counter(key(c) for c in rows[h]) for h in HALVES}
-        ks = keys or sorted(set(cnt["tuning"]) | set(cnt["frozen"]))
-        out = [f"| {title} | tuning | frozen | all |", "|---|---:|---:|---:|"]
-        out += [f"| {k} | {cnt['tuning'][k]} | {cnt['frozen'][k]} | {cnt['tuning'][k] + cnt['frozen'][k]} |"
-                for k in ks]
-        return out
-
-    n = {h: len(rows[h]) for h in HALVES}
-    out = table("platform", lambda c: c["platform"])
-    out.append(f"| **cases** | {n['tuning']} | {n['frozen']} | {n['tuning'] + n['frozen']} |")
-    out += [""] + table("collector", lambda c: {"n3r": "g3r (n3r)", "n3c": "g3c (n3c)"}[c["id"][:3]])
-    out += [""] + table("cause", lambda c: c["label"]["cause"])
-    out += [""] + table("confidence", lambda c: c["confidence"], ["confirmed", "likely"])
-    return "\n".join(out)
-
-
-def _block(text: str, name: str, body: str) -> str:
-    return re.sub(rf"(<!-- {name} -->\n).*?(<!-- /{name} -->)", lambda m: m.group(1) + body + m.group(2),
-                  text, flags=re.S)
-
-
-def write_stats(dest: Path = HERE) -> None:
-    """Refresh README.md: the count tables, and each collector's query log (batches/queries-r.txt, -c.txt)."""
-    readme = dest / "README.md"
-    text = _block(readme.read_text(encoding="utf-8"), "stats", stats(dest) + "\n")
-    for tag in TAGS:
-        log = dest / "batches" / f"queries-{tag}.txt"
-        qs = [q.strip() for q in log.read_text(encoding="utf-8").splitlines() if q.strip()] if log.is_file() else []
-        body = "".join(f"- {q}\n" for q in qs) + (f"\n{len(qs)} queries.\n" if qs else "")
-        text = _block(text, f"queries-{tag}", body)
-    readme.write_text(text, encoding="utf-8")
-
-
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="ingest.py", description="add incident batches to bench/incidents-new3")
-    ap.add_argument("--tag", choices=TAGS, help="r: g3r's ROCm cases (n3r-*), c: g3c's (n3c-*)")
-    ap.add_argument("--stats", action="store_true", help="print the count tables")
-    ap.add_argument("--write", action="store_true", help="with --stats: write them into README.md")
-    ap.add_argument("batches", nargs="*", type=Path)
-    a = ap.parse_args(argv)
-    if a.stats:
-        if a.write:
-            write_stats()
-        print(stats())
-        return 0
-    if not a.tag or not a.batches:
-        print("ingest.py: give --tag r|c and at least one batch file (or --stats)", file=sys.stderr)
-        return 2
-    for b in a.batches:
-        if not b.is_file():
-            print(f"ingest.py: no batch file {b}", file=sys.stderr)
-            return 2
-    try:
-        added, refused = ingest(a.batches, a.tag)
-    except (ValueError, TypeError, KeyError, yaml.YAMLError) as e:  # a malformed @@ header or YAML batch
-        print(f"ingest.py: cannot read the batch: {e}", file=sys.stderr)
-        return 2
-    for line in refused:
-        print("refused", line)
-    total = {h: len(list((HERE / h).glob("n3*.yaml"))) for h in HALVES}
-    print("added", added, "total", total)
-    return 1 if any(line.startswith("format") for line in refused) else 0
-
+SET = IncidentSet(name="incidents-new3", prefix="n3", collectors={"r": "g3r", "c": "g3c"},
+                  earlier={**BASE_DIRS, "incidents-new2": halves_of("incidents-new2")})
+used_threads, cases_here, ingest, stats, write_stats, main = (
+    SET.used_threads, SET.cases_here, SET.ingest, SET.stats, SET.write_stats, SET.main)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -270,16 +270,10 @@ def run_compare(a: str, b: str, env: Environment, db: str | None = None, html: s
 
 
 def write_html(report: Report, path: str) -> None:
+    from gpuvet.app.output import write_output
     from gpuvet.render import render
 
-    text = render(report, "html")
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise GpuvetError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_output(path, render(report, "html"))
 
 
 # ---------------------------------------------------------------------------------------------- scan

@@ -15,23 +15,12 @@ def db_option(func):
 
 
 def write_atomic(path: str, text: str) -> None:
-    import os
-
-    from gpuvet.model.errors import InputError
+    """``-o FILE`` of snapshot/history/diff: redacted, then written as every report is (app/output.py: atomic over
+    a regular file keeping its mode, straight into a device, FIFO or symlink target, never a guessable temp name)."""
+    from gpuvet.app.output import write_output
     from gpuvet.model.redact import redact_text
 
-    text = redact_text(text)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_output(path, redact_text(text))
 
 
 @click.command()

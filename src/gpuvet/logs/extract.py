@@ -67,6 +67,21 @@ HINTS: dict[str, str] = {
     "hip-lib-wanted": r"lib(?:torch_hip|c10_hip|amdhip64)\.so[.0-9]*: cannot open",
     "cuda-lib-wanted": r"lib(?:torch_cuda[a-z_]*|c10_cuda|cudart)\.so[.0-9]*: cannot open",
     "nccl-context": r"\bNCCL\b|\bRCCL\b|ProcessGroupNCCL|\bnccl[A-Z]",
+    # an AMD GPU as users name it in prose ("AMD GPU not recognized", "my AMD card")
+    "amd-gpu-said": r"\bAMD (?:GPU|[Gg]raphics [Cc]ard|[Cc]ard|video card)s?\b",
+    # a *_VISIBLE_DEVICES variable named (set in a script, a shell, a launcher): what hides a GPU from a process
+    "visible-devices": r"\b(?:CUDA|HIP|ROCR)_VISIBLE_DEVICES\b",
+    # a batch scheduler: a job only sees the GPUs it requested
+    "job-scheduler": r"\b(?:[Ss]lurm|SLURM|sbatch|srun|salloc)\b|--gres\b",
+    # the package index of one vendor's torch builds (what pip was pointed at decides the build it installs)
+    "rocm-index": r"download\.pytorch\.org/whl/(?:nightly/|test/)?rocm[0-9]",
+    "cuda-index": r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu[0-9]{2,3}\b",
+    # a message only a HIP/ROCm build prints (a ROCm torch looking for an AMD device or library)
+    "hip-only-msg": r"No HIP GPUs are available|\bhipErrorNoDevice\b|libamdhip64\.so[.0-9]*: cannot open",
+    # a message only an NVIDIA build prints (a CUDA library or driver looked for)
+    "cuda-only-msg": r"\blib(?:cublas|cublasLt|cudart|cudnn|nvrtc|cufft|curand|cusparse|cusolver|nvinfer)[a-z_]*\.so[.0-9]*: cannot open"
+                     r"|CUDA driver version is insufficient|Found no NVIDIA driver|\bptxas fatal\b|\bcublas64_[0-9]+\.dll"
+                     r"|\bcudart64_[0-9]+\.dll",
 }
 _HINT_RES = {k: re.compile(v) for k, v in HINTS.items()}
 # The literal gate of each hint: a line reaches a hint's regex only when it holds one of its literals (the

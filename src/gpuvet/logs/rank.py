@@ -99,6 +99,13 @@ def _hyp_causes(sig: Signature) -> set[str]:
     return {sig.cause} | {a.cause for a in sig.alternatives} | {r.cause for r in sig.resolve}
 
 
+def _readings_here(sig: Signature, hints: set[str]) -> set[str]:
+    """The causes a signature can mean in this text: its own, its alternatives, and the context rules whose
+    context is present (a rule for a container does not make a host's message mean the container's cause)."""
+    return {sig.cause} | {a.cause for a in sig.alternatives if a.applies(hints)} | {
+        r.cause for r in sig.resolve if r.applies(hints)}
+
+
 # The learned fallback (logs/learned.py): where it may speak and how much its probability weighs.
 LEARNED_WEIGHT = 0.6  # a reading's contribution is this times its probability ...
 LEARNED_CAP = 0.5  # ... and never more than this, below a fact that explains the error or a decisive signature
@@ -158,7 +165,7 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
 
     related_causes: set[str] = set()
     for s in stack_sigs:
-        related_causes |= _hyp_causes(s)
+        related_causes |= _readings_here(s, hints)
     for f in findings:
         if not f.failed or f.acknowledged or f.cause in ("", "none"):
             continue
@@ -185,6 +192,18 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
         by_cause.setdefault(f.cause, []).append(Contribution(
             w, f.component or "", "fact", f.code, f"{f.code} {f.name}: {f.title} — this fact {how}", ev,
             f.fixes[0].text if f.fixes else "", [x.to_dict() for x in f.fixes], []))
+
+    vc = vendor_contradiction(scan)
+    # only a failure is explained: the contradiction needs an error message (a signature, or the other vendor's
+    # library / device looked for), never a listing or a test run that merely names both vendors
+    if vc is not None and not user_code and (stack_sigs or {"cuda-only-msg", "hip-only-msg"} & hints):
+        reason, ctx = vc
+        w = VENDOR_EXPLAINS if stack_sigs else VENDOR_ALONE
+        ev = [{"line": h.line, "text": h.text, "hint": h.name} for h in ctx]
+        by_cause.setdefault("wrong-vendor-build", []).append(Contribution(
+            w, "framework-build", "fact", "BLD042", f"BLD042 wrong-vendor-build: {reason} — this fact explains the error",
+            ev, CAUSE_FIX.get("wrong-vendor-build", ""), [], [VENDOR_SOURCE],
+            min((h.line for h in ctx), default=10**12)))
 
     learned_said_none = False
     # the model explains an error: a text without one (a healthy report, a listing) gets no reading
@@ -234,6 +253,35 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
     for i, d in enumerate(out):
         d.why = _why(d, out[:i] + out[i + 1:], i)
     return out
+
+
+# A build of one vendor's stack named next to the other vendor's GPU hardware (and nothing of the GPU's own
+# vendor's build): "a CUDA build on an AMD machine, a ROCm build on an NVIDIA machine" is the cause, whatever
+# the error says (a CUDA library not found, no HIP GPU, a CUDA driver "too old" on a Radeon).  The build side is
+# read from what only that build prints or installs (hints in logs/extract.py: cuda-build/rocm-build versions,
+# the vendor's wheel index, a CUDA library or HIP device looked for); the hardware side from GPU names.
+VENDOR_EXPLAINS = 0.82
+VENDOR_ALONE = 0.6
+VENDOR_SOURCE = "https://pytorch.org/get-started/locally/"
+_CPU_LINE = re.compile(r"Ryzen|with Radeon Graphics|Model name|CPU", re.I)
+
+
+def vendor_contradiction(scan: ScanResult) -> tuple[str, list[Any]] | None:
+    """(what contradicts what, the hints that show it), or None."""
+    hs = scan.hints
+    if "zluda" in hs:  # ZLUDA runs CUDA builds on AMD GPUs on purpose
+        return None
+    amd_hw = [hs[k] for k in ("amd-gpu", "amd-gpu-said") if k in hs and not _CPU_LINE.search(hs[k].text)]
+    nv_hw = "nvidia-gpu" in hs
+    if amd_hw and not nv_hw and "rocm-build" not in hs and "rocm-index" not in hs:
+        cuda = [hs[k] for k in ("cuda-build", "cuda-index", "cuda-only-msg") if k in hs]
+        if cuda:
+            return "the text names an AMD GPU and a CUDA (NVIDIA) build of the stack, and no ROCm build", [amd_hw[0], cuda[0]]
+    if nv_hw and not amd_hw and "cuda-build" not in hs and "amd-gpu" not in hs:
+        rocm = [hs[k] for k in ("rocm-build", "rocm-index", "hip-only-msg") if k in hs]
+        if rocm:
+            return "the text names an NVIDIA GPU and a ROCm (AMD) build of the stack, and no CUDA build", [hs["nvidia-gpu"], rocm[0]]
+    return None
 
 
 def _has_error(scan: ScanResult) -> bool:

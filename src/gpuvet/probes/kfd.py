@@ -78,15 +78,17 @@ def _kfd_nodes(system: System) -> list[tuple[int, Row]]:
 
 
 def _pci_amd_gpus(system: System) -> list[Row]:
-    """AMD display-class PCI functions (vendor 0x1002, class 0x03xxxx): GPUs whether or not a driver
-    is bound.  Rows carry no arch; ``name`` says 'AMD GPU <device id>'."""
+    """AMD GPU PCI functions (vendor 0x1002; class 0x03xxxx display, or 0x12xxxx processing accelerator as
+    the Instinct MI300X/MI325X report themselves: lspci "Processing accelerators [1200]", seen in
+    https://github.com/apache/cloudstack/issues/11701 and https://github.com/ROCm/ROCm/issues/4454): GPUs
+    whether or not a driver is bound.  Rows carry no arch; ``name`` says 'AMD GPU <device id>'."""
     rows: list[Row] = []
     for dev in system.glob("/sys/bus/pci/devices/*"):
         vendor = (system.read_text(f"{dev}/vendor", limit=32) or "").strip().lower()
         if vendor != "0x1002":
             continue
         cls = (system.read_text(f"{dev}/class", limit=32) or "").strip().lower()
-        if not cls.startswith("0x03"):
+        if not cls.startswith(("0x03", "0x12")):
             continue
         did = (system.read_text(f"{dev}/device", limit=32) or "").strip().lower()
         rows.append(row("gpu_devices", f"{dev}/class", vendor="amd", index=len(rows),
@@ -135,12 +137,12 @@ def probe_kernel_driver(system: System) -> Iterable[Row]:
 
 
 def _no_amd_gpu(system: System) -> bool:
-    """True only when the PCI bus is readable and has no AMD display device (then "no AMD GPU" is a
+    """True only when the PCI bus is readable and has no AMD GPU function (then "no AMD GPU" is a
     fact, not a guess); False when it has one or cannot be read."""
     return bool(system.glob("/sys/bus/pci/devices/*")) and not _pci_amd_gpus(system)
 
 
 PROBES: list[Probe] = [
     Probe("amd-kernel-driver", ("drivers", "gpu_devices"), probe_kernel_driver,
-          "amdgpu module version (/sys/module/amdgpu/version); AMD PCI display devices when there is no KFD"),
+          "amdgpu module version (/sys/module/amdgpu/version); AMD GPU PCI functions when there is no KFD"),
 ]
