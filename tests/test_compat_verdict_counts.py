@@ -3,13 +3,13 @@ works, never "works" beside "1 failed"), in the terminal, Markdown and JUnit ali
 import pytest
 
 CASES = [
-    # description, verdict line, counts line
+    # description, verdict line, how the counts line starts (the not-applicable count grows with the checks)
     (["--torch", "2.1", "--cuda", "11.8", "--driver", "470.82", "--gpu", "A100"],
-     "Verdict: works, with 1 warning", "1 warning · 9 passed · 17 not applicable"),
+     "Verdict: works, with 1 warning", "1 warning · 9 passed · "),
     (["--torch", "2.8", "--cuda", "12.8", "--driver", "470.82", "--gpu", "A100"],
-     "Verdict: breaks", "1 error · 9 passed · 17 not applicable"),
+     "Verdict: breaks", "1 error · 9 passed · "),
     (["--torch", "2.1", "--cuda", "11.8", "--driver", "535.54.03", "--gpu", "A100"],
-     "Verdict: works", "10 passed · 17 not applicable"),
+     "Verdict: works", "10 passed · "),
 ]
 
 
@@ -18,7 +18,7 @@ def test_compat_verdict_and_counts_agree(cli, args, verdict, counts):
     r = cli(["compat", *args, "--fail-on", "never"])
     lines = r.out.splitlines()
     assert lines[0] == verdict, r.out
-    assert counts in lines, r.out
+    assert any(line.startswith(counts) for line in lines), r.out
     assert "failed" not in " ".join(lines[-3:])  # the counts never call a warning "failed"
     doc = cli(["compat", *args, "--fail-on", "never", "--format", "json"]).json()
     assert doc["verdict"] == verdict.split()[1].rstrip(",")  # the JSON keeps its verdict values

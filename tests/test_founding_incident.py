@@ -13,7 +13,9 @@ from gpuvet.probes.pasted import parse_report
 
 FOUNDING = ROOT / "tests" / "fixtures" / "founding"
 SKEW_FORMS = ["collect_env.txt", "ci_commands.txt", "info_version.txt", "apt_list.txt", "dpkg_l.txt",
-              "conda_list_ls_opt.txt", "wheel_docker.txt", "clang_banner.txt"]
+              "conda_list_ls_opt.txt", "wheel_docker.txt", "clang_banner.txt",
+              # day 3 (d9r): forms the issue does not list
+              "pip_show_apt_show.txt", "hip_print_modinfo_ls.txt", "ldd_libtorch_hip.txt", "pip_freeze_dpkg_summary.txt"]
 
 
 def _text(name: str) -> str:

@@ -20,7 +20,8 @@ TESTS = ["tests/test_amd_checks.py", "tests/test_build_checks.py", "tests/test_c
          "tests/test_host_checks.py", "tests/test_nvidia_checks.py", "tests/test_loader.py",
          "tests/test_loader_model.py", "tests/test_h200_fixture.py", "tests/test_integration_rocm.py",
          "tests/test_conventions.py", "tests/test_versions.py", "tests/test_extension_scan.py", "tests/test_pasted_absent.py",
-         "tests/test_kernel_files.py", "tests/test_host_compiler_ranges.py", "tests/test_compile_caches.py"]
+         "tests/test_kernel_files.py", "tests/test_host_compiler_ranges.py", "tests/test_compile_caches.py",
+         "tests/test_rocm_pasted_facts.py"]
 
 
 class Recorder:

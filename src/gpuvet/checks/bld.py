@@ -1135,5 +1135,110 @@ def rocm_libraries_mixed_releases(ctx: Context) -> Iterable:
                                                   + " from the loader path", safe=False)])
 
 
+# -- BLD110 -------------------------------------------------------------------------------------------
+@check(code="BLD110", name="gpu-target-in-no-official-rocm-build", severity="error",
+       tables=("gpu_devices",), cause="gpu-arch-unsupported", component="framework-build", vendor="amd")
+def gpu_target_in_no_official_rocm_build(ctx: Context):
+    """What it does:
+    When no framework build of known release is in sight (a log or bug report that names the GPU but
+    not the torch version; a live machine without torch), compares each AMD GPU's gfx target with
+    every official ROCm wheel line of torch in the knowledge base (the union of their
+    PYTORCH_ROCM_ARCH lists).  A target none of them ever carried fails, unless
+    ``HSA_OVERRIDE_GFX_VERSION`` makes the runtime load a carried one.  With a known torch build,
+    BLD040 (targets read from its libraries) and BLD102 (its wheel line's list) judge instead, and
+    with the math libraries' kernel files read, LIB026.
+
+    Why is this bad?
+    AMD code objects run only on their exact gfx target.  Consumer parts outside the official lists
+    (RX 6600/6700 gfx1031/1032, RX 5000 gfx101x, Polaris gfx803, APU graphics such as gfx90c, gfx1035,
+    gfx1036, gfx1103) get "invalid device function", a segmentation fault or a GPU memory access
+    fault at the first kernel of an official build; an integrated GPU enumerated next to a supported
+    discrete one takes work it cannot run.
+
+    Example:
+    ComfyUI's "Device: cuda:0 AMD Radeon RX 6600 : native" before a segfault, no torch version shown:
+    fires (gfx1032).  llama.cpp's "Device 0: AMD Radeon RX 7900 XTX, gfx1100": passes.  gfx1031 with
+    HSA_OVERRIDE_GFX_VERSION=10.3.0: passes (runs gfx1030 code).
+
+    Fix:
+    Set HSA_OVERRIDE_GFX_VERSION to the carried target of the same generation (10.3.0 for RDNA2,
+    11.0.0 for RDNA3; unsupported by AMD), hide an integrated GPU with HIP_VISIBLE_DEVICES, or build
+    the framework from source with PYTORCH_ROCM_ARCH set to the GPU's target.
+
+    References:
+    https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html
+    https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_rocm.sh
+    """
+    amd = [g for g in ctx.facts.table("gpu_devices") if g.get("vendor") == "amd"]
+    if not amd:
+        yield Skip("no AMD GPU")
+        return
+    known = [b for b in ctx.facts.table("framework_builds") if b.get("name") == "torch" and b.get("version")
+             and b.get("variant") in ("rocm", "", None)]
+    if known:
+        yield Skip("not applicable: a torch build is known, BLD040 / BLD102 judge its targets")
+        return
+    if ctx.facts.table("kernel_libraries"):
+        yield Skip("not applicable: the math libraries' kernel files were read, LIB026 judges them for each GPU")
+        return
+    carried: set[str] = set()
+    lines: list[str] = []
+    for rel in q.torch_releases(ctx.kb) if ctx.kb is not None else []:
+        for v in rel.variants:
+            if v.kind == "rocm" and v.arch:
+                carried |= {a.split(":")[0] for a in v.arch}
+                lines.append(f"{rel.version} {v.name}")
+    if not carried:
+        yield Unknown("the knowledge base records no ROCm wheel arch lists")
+        return
+    override = _build_env(ctx, "HSA_OVERRIDE_GFX_VERSION")
+    eff = gfx_from_override(override.get("value")) if override is not None and override.get("value") else None
+    src = f"KB torch_releases, official ROCm wheel lines {lines[-1]} .. {lines[0]}: {', '.join(sorted(carried))}"
+    ok: list[str] = []
+    seen: set[str] = set()
+    for g in amd:
+        arch = gpu_arch(g, ctx.kb)
+        label = (g.get("name") if g.get("name") and g.get("name") != arch else "") or "AMD GPU"
+        if arch is None:
+            continue  # a PCI id or a name the KB does not know: nothing to judge (the GPU's gfx target is not shown)
+        if arch in seen:
+            continue
+        seen.add(arch)
+        if arch in carried:
+            ok.append(f"{label} ({arch})")
+            continue
+        if eff and eff in carried:
+            yield Pass(f"{label} ({arch}) runs the official builds' {eff} code through "
+                       f"HSA_OVERRIDE_GFX_VERSION={override.get('value') if override else ''}",
+                       [ev(g, f"{label}: {arch}"), ev(override, "HSA_OVERRIDE_GFX_VERSION")])
+            continue
+        others = [x for x in amd if gpu_arch(x, ctx.kb) in carried]
+        hint = _OVERRIDE_HINT.get(arch[:6]) or _OVERRIDE_HINT.get(arch[:5])
+        fixes = []
+        if others:
+            idx = ",".join(str(x.get("index")) for x in others if x.get("index") is not None)
+            fixes.append(fix(f"Hide the {arch} GPU from ROCm and keep the supported one(s)"
+                             + (f": export HIP_VISIBLE_DEVICES={idx}" if idx else " with HIP_VISIBLE_DEVICES"),
+                             command=f"export HIP_VISIBLE_DEVICES={idx}" if idx else None, safe=False))
+        if hint and hint[0] in carried:
+            fixes.append(fix(f"export HSA_OVERRIDE_GFX_VERSION={hint[1]} to run the official builds' {hint[0]} code "
+                             f"on {arch} (not supported by AMD; may crash or compute wrongly)",
+                             command=f"export HSA_OVERRIDE_GFX_VERSION={hint[1]}", safe=False))
+        fixes.append(fix(f"Or build the framework from source with PYTORCH_ROCM_ARCH={arch}"))
+        note = (f" (HSA_OVERRIDE_GFX_VERSION={override.get('value')} selects {eff or 'no valid target'}, "
+                "which no official build carries either)") if override is not None else ""
+        yield Fail(f"{label} ({arch}) is a GPU target no official ROCm build of torch carries{note}",
+                   why="AMD code objects run only on their exact gfx target: an official ROCm build fails at the "
+                       "first kernel on this GPU (invalid device function, a segfault or a memory access fault).",
+                   evidence=[ev(g, f"{label}: {arch}"), ev(None, src)]
+                            + ([ev(override, f"HSA_OVERRIDE_GFX_VERSION={override.get('value')}")] if override else []),
+                   fixes=fixes)
+    if ok:
+        yield Pass(f"{', '.join(ok)}: carried by the official ROCm builds", [ev(None, src)])
+    elif not seen:
+        yield Skip("no AMD GPU's gfx target shown (rocminfo's Name: gfx... line would show it)")
+
+
 CHECKS = [gpu_arch_not_in_build, cpu_only_build_with_gpu, wrong_vendor_build, prerelease_framework, gpu_library_loaded_twice, gpu_library_shadowed_copy, framework_runtime_mismatch, framework_runtime_differs_from_system, gpu_target_missing_from_official_wheel, python_outside_build_range, known_broken_combination,
-          gpu_library_mixed_releases, gpu_library_older_than_build, rocm_libraries_mixed_releases]
+          gpu_library_mixed_releases, gpu_library_older_than_build, rocm_libraries_mixed_releases,
+          gpu_target_in_no_official_rocm_build]

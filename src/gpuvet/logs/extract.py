@@ -33,7 +33,7 @@ HINTS: dict[str, str] = {
     "cuda-build": r"\+cu[0-9]{2,3}\b|CUDA used to build PyTorch: [0-9]|py[0-9.]+_cuda[0-9.]+|cuda[0-9.]+_cudnn|pytorch-cuda",
     "rocm-build": r"\+rocm[0-9]|ROCM used to build PyTorch: [0-9]|HIP runtime version: [0-9]|tensorflow-rocm|-rocm[0-9]",
     "cpu-build": r"[0-9]\+cpu\b|_cpu_0\b|\bcpuonly\b|CUDA used to build PyTorch: None|is_buil[dt]_with_cuda\(\).*[Ff]alse",
-    "prerelease": r"\.dev20[0-9]{6}|\bdev20[0-9]{6}\b|[0-9]\.dev[0-9]+|\bnightl(?:y|ies)\b|\b[0-9]+\.[0-9]+(?:\.[0-9]+)?(?:a|rc)[0-9]+\b(?!\+)"
+    "prerelease": r"\.dev20[0-9]{6}|\bdev20[0-9]{6}\b|[0-9]\.dev[0-9]+|\bnightl(?:y|ies)\b|\b[0-9]+\.[0-9]+(?:\.[0-9]+)?(?:a|rc)[0-9]+\b(?!\+)|\brocm[0-9]+\.[0-9]+(?:\.[0-9]+)?(?:a|rc)20[0-9]{6}\b"
                   r"|\bpre-?release\b|--pre\b",
     "container": r"\bdocker\b|\bDocker\b|\bcontainer\b|\bsingularity\b|\bapptainer\b|\bpodman\b|\bkubelet\b|\bkubernetes\b"
                  r"|\bk8s\b|\.sif\b|^[A-Za-z0-9_.-]{1,40}-[0-9]+\s+\|",
@@ -44,7 +44,9 @@ HINTS: dict[str, str] = {
     "hsa-override": r"HSA_OVERRIDE_GFX_VERSION|(?i:\boverrid(?:e|ed|ing) (?:it |the gpu |the gfx version )?(?:to |as )?gfx ?[0-9]{3,4})",
     # GPU hardware named (not merely a vendor API in an error message: "hipError..." is no AMD GPU)
     "amd-gpu": r"\bgfx[0-9]{3,4}[a-z]?\b|\bRadeon\b|\bInstinct\b|\bMI[1-3][0-9]{2}X?\b|\bNavi ?[0-9]|\bVega\b|\bPolaris\b"
-               r"|\bAMD/ATI\b|(?i:\bRX ?[4-9][0-9]{2,3}(?: ?XT| ?XTX)?\b)|rocminfo|/dev/kfd|\bROCk\b",
+               r"|\bAMD/ATI\b|(?i:\bRX ?[4-9][0-9]{2,3}(?: ?XT| ?XTX)?\b)|rocminfo|/dev/kfd|\bROCk\b"
+               # APU / GPU code names as lspci and bug templates print them ("AMD Raven", "[AMD/ATI] Barcelo")
+               r"|\bAMD (?:Raven|Renoir|Cezanne|Barcelo|Rembrandt|Lucienne|Picasso|Fiji|Ellesmere|Baffin|Hawaii|Tonga)\b",
     "nvidia-gpu": r"\bGeForce\b|\b[RG]TX ?[0-9]{3,4}\b|\bTesla [A-Z]?[0-9]|\bQuadro\b|NVIDIA-SMI|nvidia-smi|\bNVRM\b"
                   r"|\b[AHVL][0-9]{2,3}S?(?:-SXM|-PCIE)\b|\b(?:H100|A100|V100|H200|L40S?)\b",
     "hip-error": r"\bhipError[A-Za-z]+|\bHIP error\b|\bHIP_ERROR_|\bhip[A-Z][A-Za-z]+ failed",
@@ -56,7 +58,10 @@ HINTS: dict[str, str] = {
     # (by marketing name too: RX 470-590 Polaris gfx803, RX 5x00 RDNA1 gfx101x, RX 64x0-67x0 gfx1031-1034,
     # RX 7600 gfx1102, Radeon 760M/780M gfx1103)
     "amd-unlisted-arch": r"\bgfx(?:803|90c|1010|1011|1012|1013|1031|1032|1033|1034|1035|1036|1102|1103)\b"
-                         r"|(?i:\bRX ?(?:[45][789]0|5[3-7]00|6[4-7][05]0|7600)(?: ?XT| ?S| ?M)?\b|\bRadeon (?:\w+ )?7[68]0M\b|\bPro WX ?[2-7]100\b)",
+                         r"|(?i:\bRX ?(?:[45][5-9]0|5[3-7]00|6[4-7][05]0|7600)(?: ?XT| ?S| ?M)?\b|\bRadeon (?:\w+ )?7[68]0M\b|\bPro WX ?[2-7]100\b)"
+                         # APU graphics as lspci names them: Raven/Picasso gfx902, Renoir/Lucienne/Cezanne/Barcelo
+                         # gfx90c, Rembrandt gfx1035, Raphael gfx1036
+                         r"|\[AMD/ATI\] (?:Raven|Picasso|Renoir|Lucienne|Cezanne|Barcelo|Rembrandt|Raphael)\b",
     # a Tensile kernel library that fails to load although its file name is for a gfx target every ROCm release
     # since 5.5 ships (a listing of the library directory does not count: only the failing load)
     "tensile-supported-arch": r"(?:Could not load|Cannot read) .*TensileLibrary[A-Za-z_]*_gfx(?:908|90a|942|1030|1100)\b",
@@ -67,6 +72,10 @@ HINTS: dict[str, str] = {
     "hip-lib-wanted": r"lib(?:torch_hip|c10_hip|amdhip64)\.so[.0-9]*: cannot open",
     "cuda-lib-wanted": r"lib(?:torch_cuda[a-z_]*|c10_cuda|cudart)\.so[.0-9]*: cannot open",
     "nccl-context": r"\bNCCL\b|\bRCCL\b|ProcessGroupNCCL|\bnccl[A-Z]",
+    # onnxruntime's "Specified provider 'X' is not in available provider names.Available providers: '...'"
+    # (onnxruntime/python/onnxruntime_inference_collection.py): an AMD provider asked for, NVIDIA ones on offer
+    "ort-amd-provider-wanted": r"Specified provider .(?:ROCM|MIGraphX)ExecutionProvider. is not in available provider names",
+    "ort-nvidia-providers": r"Available providers: '[^']*(?:CUDA|Tensorrt|TensorRT)ExecutionProvider",
     # an AMD GPU as users name it in prose ("AMD GPU not recognized", "my AMD card")
     "amd-gpu-said": r"\bAMD (?:GPU|[Gg]raphics [Cc]ard|[Cc]ard|video card)s?\b",
     # a *_VISIBLE_DEVICES variable named (set in a script, a shell, a launcher): what hides a GPU from a process

@@ -32,6 +32,9 @@ _MM = re.compile(r"(\d+)\.(\d+)")
 _RELEASE = re.compile(r"\s*v?(\d+(?:\.\d+)*)")
 _NIGHTLY_DEV = re.compile(r"^20\d{6}$")  # torch nightlies: 2.6.0.dev20241112
 _COMMIT = re.compile(r"^[0-9a-f]{7,}")
+# TheRock's dated ROCm builds in the local label: 2.9.0+rocm7.10.0a20251117 (a nightly of ROCm 7.10),
+# 2.7.1+rocm7.0.0rc20250805 (a release candidate); the framework's own version may look stable
+_ROCM_DATED = re.compile(r"^rocm\d+\.\d+(?:\.\d+)?(a|rc)20\d{6}$")
 
 
 def parse_version(text: Any) -> Version | None:
@@ -136,6 +139,9 @@ def channel_of(version: Any) -> str:
     local = v.local or ""
     if v.dev is not None and _NIGHTLY_DEV.match(str(v.dev)):
         return "nightly"
+    dated = _ROCM_DATED.match(local)
+    if dated:
+        return "nightly" if dated.group(1) == "a" else "prerelease"
     if v.dev is not None:
         return "source"
     if v.pre is not None:

@@ -63,6 +63,43 @@ LONE_TORCH_RE = re.compile(r"^\s*(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?\+(?
 LABELLED_TORCH_RE = re.compile(r"^\s*(?:torch|pytorch|PyTorch)(?: version)?\s*[:=]\s*" + TORCH_VER + r"\s*$")
 SUCCESS_RE = re.compile(r"Successfully installed .*?\btorch-(\d+\.\d+\.\d+[\w.]*(?:\+[\w.]+)?)(?:\s|$)")
 HSA_RT_RE = re.compile(r"^\s*Runtime Version:\s+(1\.\d+)\s*$")
+# apt show / apt-cache show / dpkg -s paragraphs: "Package: rocm-libs" and, a few lines below, "Version: 6.4.0.60400-47~22.04";
+# pip show: "Name: torch" then "Version: 2.3.0.dev20240215+rocm5.7"
+PKG_FIELD_RE = re.compile(r"^(Package|Name):\s*([A-Za-z0-9][A-Za-z0-9.+_-]*)\s*$")
+VERSION_FIELD_RE = re.compile(r"^Version:\s*(\S+)\s*$")
+# PyTorch's cmake summary ("***** Library versions from dpkg *****"): "rocm-dev VERSION: 6.2.0.60200-66~20.04"
+DPKG_SUMMARY_RE = re.compile(r"^([a-z0-9][a-z0-9.+-]*) VERSION: (\d[\w.:~+-]*)\s*$")
+# ROCm meta packages versioned with the ROCm release itself (AMD's X.Y.Z.NNNNN numbering)
+ROCM_META = ("rocm-core", "rocm-libs", "rocm-dev", "rocm-hip-runtime", "rocm-hip-sdk", "rocm-hip-libraries",
+             "rocm-language-runtime", "rocm-utils", "rocm-ml-sdk", "rocm")
+# modinfo amdgpu: "filename:  /lib/modules/5.11.0-37-generic/updates/dkms/amdgpu.ko" then "version:  5.11.14"
+MODINFO_FILE_RE = re.compile(r"^filename:\s+(\S*/amdgpu\.ko(?:\.[xg]z|\.zst)?)\s*$")
+MODINFO_VER_RE = re.compile(r"^version:\s+(\d+\.\d+\.\d+[\d.]*)\s*$")
+MODINFO_CMD_RE = re.compile(r"\bmodinfo\s+amdgpu\b")
+# cat /sys/module/amdgpu/version (or grep -H): "/sys/module/amdgpu/version: 5.18.2.22.40", or the value on the next line
+SYSMOD_RE = re.compile(r"/sys/module/amdgpu/version(?::\s*(\d+\.\d+\.\d+[\d.]*))?")
+SYSMOD_VALUE_RE = re.compile(r"^\s*(\d+\.\d+\.\d+[\d.]*)\s*$")
+# torch.version.hip printed alone ("6.0.32830-d62f6a171"), or at a REPL ("'6.0.32830-d62f6a171'")
+HIP_PRINT_RE = re.compile(r"^\s*['\"]?(\d+\.\d+\.\d{4,6}(?:-[0-9a-f]+)?)['\"]?\s*$")
+HIP_CMD_RE = re.compile(r"torch\.version\.hip\b")
+# The GPU as the frameworks and apps print it (each regex is the print statement's shape):
+# ComfyUI / Fooocus model_management: "Device: cuda:0 AMD Radeon RX 6600 : native"
+DEV_COMFY_RE = re.compile(r"^Device: (?:cuda|hip):(\d+) (.+?) : (?:native|cudaMallocAsync|[\w.-]+)\s*$")
+# llama.cpp ggml-cuda on HIP: "  Device 0: AMD Radeon RX 7900 XTX, gfx1100 (0x1100), VMM: no, Wave Size: 32"
+DEV_GGML_RE = re.compile(r"^\s*Device (\d+): (.+?), (gfx[0-9a-f]+)(?::[\w+:-]+)?(?: \(0x[0-9a-f]+\))?, VMM: ")
+# ollama: msg="[0] GcnArchName: gfx1031", msg="inference compute" ... library=rocm ... compute=gfx1150 ... name="...",
+# msg="amdgpu is not supported" gpu=0 gpu_type=gfx1031
+DEV_OLLAMA_ARCH_RE = re.compile(r"\[(\d+)\] GcnArchName: (gfx[0-9a-f]+)|\bgpu=(\d+) gpu_type=(gfx[0-9a-f]+)")
+DEV_OLLAMA_COMPUTE_RE = re.compile(r"\bid=(\d+) library=rocm\b.*?\bcompute=(gfx[0-9a-f]+)(?:.*?\bname=\"?([^\"]+)\"?)?")
+# torch.cuda.get_device_properties(): "_CudaDeviceProperties(name='AMD Radeon RX 7900 XTX', major=11, minor=0, gcnArchName='gfx1100'"
+DEV_PROPS_RE = re.compile(r"_CudaDeviceProperties\(name='([^']+)'.*?gcnArchName='(gfx[0-9a-f]+)")
+# rocminfo fragments (rocminfo | grep gfx): "  Name:                    gfx1030"
+DEV_ROCMINFO_RE = re.compile(r"^\s*Name:\s+(gfx[0-9a-f]{3,4})\s*$")
+# HSA_OVERRIDE_GFX_VERSION set in a command line, an export, an env dump or ollama's server config map
+HSA_OVERRIDE_RE = re.compile(r"\bHSA_OVERRIDE_GFX_VERSION[=:]\s*['\"]?(\d+\.\d+\.\d+)\b")
+# ldd / /proc/PID/maps: "libamdhip64.so.5 => /opt/rocm-5.6.1/lib/libamdhip64.so.5 (0x...)"
+LDD_HIP_RE = re.compile(r"^\s*libamdhip64\.so(?:\.(\d+))?[.\d]* => (\S+)")
+
 ROCM_CONTEXT_RE = re.compile(r"rocminfo|HSA System Attributes|Runtime Ext Version")
 # hip-runtime-amd / hip-dev versions carry HIP's own numbering: 5.6.31062.50601 -> HIP 5.6.31062, ROCm 5.6.1
 _ROCM_BUILD = re.compile(r"^(\d+\.\d+\.\d+)\.(\d)(\d{2})(\d{2})$")
@@ -74,6 +111,18 @@ def _rocm_from_build(v: str) -> str | None:
     if not m:
         return None
     return f"{int(m.group(2))}.{int(m.group(3))}.{int(m.group(4))}"
+
+
+def _rocm_meta_release(deb_version: str) -> str | None:
+    """A ROCm meta package's version -> the release: '6.4.0.60400-47~22.04' -> '6.4.0' (AMD's X.Y.Z.NNNNN);
+    older '1.8.118' (no build field) -> '1.8'."""
+    up = dpkg.upstream_version(deb_version)
+    parts = up.split(".")
+    if len(parts) == 4 and len(parts[3]) == 5 and all(p.isdigit() for p in parts):
+        return ".".join(parts[:3])
+    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+        return ".".join(parts[:2])
+    return None
 
 
 def _snippet(s: str, n: int = 120) -> str:
@@ -88,7 +137,7 @@ def _torch_row(version: str, src: str, hip: str = "", cuda: str = "") -> Row:
     if not cuda and re.fullmatch(r"cu\d{3,4}", local):
         cuda = f"{local[2:-1]}.{local[-1]}"
     return row("framework_builds", src, name="torch", version=version, cuda=cuda, hip=hip,
-               channel=channel_of(version), variant=variant_of(version, cuda or None, hip or None),
+               channel=channel_of(version) if version else "", variant=variant_of(version, cuda or None, hip or None),
                targets=[], targets_source="")
 
 
@@ -194,6 +243,49 @@ def parse_mentions(text: str, source: str) -> list[Row]:
             m = LONE_TORCH_RE.match(line)
             if m and _printed_by_torch(lines, i, m.group(1)):
                 add(("torch", m.group(1)), _torch_row(m.group(1), f"{source} line {n} (torch.__version__: {line})"))
+        if line.startswith(("Package:", "Name:")):
+            m = PKG_FIELD_RE.match(line)
+            if m:
+                _package_paragraph(lines, i, m.group(1), m.group(2), source, add, apt_pkgs, apt_line)
+        if " VERSION: " in line:
+            m = DPKG_SUMMARY_RE.match(line)
+            if m and _rocm_package(m.group(1)):
+                apt_pkgs.setdefault(m.group(1), m.group(2))
+                apt_line.setdefault(m.group(1), n)
+        if line.startswith("version:"):
+            m = MODINFO_VER_RE.match(line)
+            if m:
+                above = [x.strip() for x in lines[max(0, i - 3):i]]
+                fm = next((MODINFO_FILE_RE.match(x) for x in above if MODINFO_FILE_RE.match(x)), None)
+                if fm or any(MODINFO_CMD_RE.search(x) for x in above):
+                    path = fm.group(1) if fm else "amdgpu"
+                    add(("amdgpu", m.group(1)),
+                        row("drivers", f"{source} line {n} (modinfo amdgpu: {path}, version {m.group(1)})",
+                            vendor="amd", component="kernel-module", version=m.group(1), flavor="dkms"))
+        if "/sys/module/amdgpu/version" in line:
+            m = SYSMOD_RE.search(line)
+            val = m.group(1) if m else None
+            if m and not val and i + 1 < len(lines):
+                vm = SYSMOD_VALUE_RE.match(lines[i + 1])
+                val = vm.group(1) if vm else None
+            if val:
+                add(("amdgpu", val), row("drivers", f"{source} line {n} (/sys/module/amdgpu/version: {val})",
+                                         vendor="amd", component="kernel-module", version=val, flavor="dkms"))
+        m = HIP_PRINT_RE.match(line)
+        if m and any(HIP_CMD_RE.search(p) and "__version__" not in p for p in lines[max(0, i - 2):i]):
+            hip = m.group(1)
+            add(("torch-hip", hip), _torch_row("", f"{source} line {n} (torch.version.hip: {hip})", hip=hip))
+        if "libamdhip64.so" in line and "=>" in line:
+            m = LDD_HIP_RE.match(raw)
+            if m:
+                _loaded_hip_row(m.group(2), m.group(1), f"{source} line {n} (loader: {_snippet(line)})", add)
+        if "Device" in line or "gfx" in line:
+            _gpu_mentions(line, n, source, add)
+        if "HSA_OVERRIDE_GFX_VERSION" in line:
+            m = HSA_OVERRIDE_RE.search(line)
+            if m and not line.lstrip().startswith("#"):
+                add(("hsa-override",), row("env_vars", f"{source} line {n} ({_snippet(line, 100)})",
+                                           name="HSA_OVERRIDE_GFX_VERSION", value=m.group(1)))
         if rocminfo_ctx and "Runtime Version" in line:
             m = HSA_RT_RE.match(line)
             if m:
@@ -218,12 +310,95 @@ def parse_mentions(text: str, source: str) -> list[Row]:
             v = dpkg.upstream_version(apt_pkgs["amdgpu-dkms"])
             add(("dkms", v), row("drivers", f"{source} line {apt_line['amdgpu-dkms']} (installed package amdgpu-dkms)",
                                  vendor="amd", component="kernel-module", version=v, flavor="dkms-package"))
+        if "rocm-core" not in apt_pkgs and not any(r.get("name") == "rocm" for r in out):
+            meta = next((k for k in ROCM_META if k in apt_pkgs), None)
+            rel = _rocm_meta_release(apt_pkgs[meta]) if meta else None
+            if meta and rel:
+                rocm(rel, apt_line[meta], f"installed package {meta} {apt_pkgs[meta]}", path="/opt/rocm")
         hip_pkgs = [k for k in apt_pkgs if k in ("hip-runtime-amd", "hip-dev", "hip-devel")]
         if hip_pkgs and not any(r.get("name") == "rocm" for r in out):
             rel = _rocm_from_build(dpkg.upstream_version(apt_pkgs[hip_pkgs[0]]))
             if rel:
                 rocm(rel, apt_line[hip_pkgs[0]], f"installed package {hip_pkgs[0]} {apt_pkgs[hip_pkgs[0]]}")
     return out
+
+
+def _rocm_package(name: str) -> bool:
+    return name.startswith(("rocm", "hip", "amdgpu", "miopen", "rocblas", "libamdhip64"))
+
+
+def _package_paragraph(lines: list[str], i: int, field: str, name: str, source: str, add, apt_pkgs: dict[str, str],
+                       apt_line: dict[str, int]) -> None:
+    """``apt show`` / ``dpkg -s`` (Package:) and ``pip show`` (Name:) paragraphs: the Version field below the name."""
+    if field == "Name" and name not in ("torch", "pytorch"):
+        return
+    if field == "Package" and not _rocm_package(name):
+        return
+    for j in range(i + 1, min(len(lines), i + 12)):
+        nxt = lines[j].strip()
+        if not nxt or PKG_FIELD_RE.match(nxt):
+            return
+        vm = VERSION_FIELD_RE.match(nxt)
+        if not vm:
+            continue
+        v = vm.group(1)
+        if field == "Name":
+            add(("torch", v), _torch_row(v, f"{source} line {j + 1} (pip show {name}: Version: {v})"))
+        else:
+            apt_pkgs.setdefault(name, v)
+            apt_line.setdefault(name, j + 1)
+        return
+
+
+def _gpu_row(idx: int | None, name: str, arch: str, src: str, add) -> None:
+    name = name.strip()
+    vendor = "amd" if arch.startswith("gfx") or re.search(r"\b(AMD|Radeon|Instinct)\b", name) else (
+        "nvidia" if re.search(r"\b(NVIDIA|GeForce|Tesla|Quadro|RTX)\b", name) else "")
+    if not vendor:
+        return
+    add(("gpu", vendor, idx, arch or name), row("gpu_devices", src, vendor=vendor, index=idx, name=name,
+                                                arch=arch or None))
+
+
+def _gpu_mentions(line: str, n: int, source: str, add) -> None:
+    """One line's GPU, in the shapes ComfyUI, llama.cpp, ollama, torch and rocminfo print it."""
+    src = f"{source} line {n} ({_snippet(line, 100)})"
+    m = DEV_COMFY_RE.match(line)
+    if m:
+        _gpu_row(int(m.group(1)), m.group(2), "", src, add)
+        return
+    m = DEV_GGML_RE.match(line)
+    if m:
+        _gpu_row(int(m.group(1)), m.group(2), m.group(3), src, add)
+        return
+    m = DEV_PROPS_RE.search(line)
+    if m:
+        _gpu_row(None, m.group(1), m.group(2), src, add)
+        return
+    m = DEV_OLLAMA_COMPUTE_RE.search(line)
+    if m:
+        _gpu_row(int(m.group(1)), m.group(3) or "", m.group(2), src, add)
+        return
+    m = DEV_OLLAMA_ARCH_RE.search(line)
+    if m:
+        idx = m.group(1) or m.group(3)
+        _gpu_row(int(idx), "", m.group(2) or m.group(4), src, add)
+        return
+    m = DEV_ROCMINFO_RE.match(line)
+    if m:
+        _gpu_row(None, m.group(1), m.group(1), src, add)
+
+
+def _loaded_hip_row(path: str, soname_major: str | None, src: str, add) -> None:
+    """The HIP runtime a process resolved (ldd, /proc/PID/maps): a system tree's, or a wheel's own copy."""
+    if "/site-packages/" in path or "/dist-packages/" in path:
+        origin = "framework-bundled" if "/torch/lib/" in path else "pip"
+    elif "/conda" in path or "/envs/" in path:
+        origin = "conda"
+    else:
+        origin = "system"
+    add(("loaded-hip", path), row("libraries", src, name="amdhip64", version=soname_major or "", path=path,
+                                  origin=origin, selected=True))
 
 
 _TORCH_CMD = re.compile(r"torch\.__version__|torch\.version\.(?:hip|cuda)|import torch")
@@ -245,7 +420,10 @@ def has_mentions(text: str) -> bool:
 
 _ANY = re.compile(r"/opt/rocm-\d|roc-\d|\.info/version|^[a-z0-9.+-]+/[\w,.-]+ \S+ (?:amd64|arm64|all)\b|^amdgpu(?:/|, )\d"
                   r"|rocm/[a-z0-9._-]+:|\.whl\b|torch|Found HIP installation|^[ \t]*Runtime Version:|rocm-\d+\.\d+\.\d+"
-                  r"|^(?:rocm-core|hip-runtime-amd|amdgpu-dkms)[-.]", re.M)
+                  r"|^(?:rocm-core|hip-runtime-amd|amdgpu-dkms)[-.]|^Package:[ \t]*(?:rocm|hip|amdgpu|miopen|rocblas|libamdhip)"
+                  r"| VERSION: \d|amdgpu\.ko|modinfo amdgpu|/sys/module/amdgpu/version|libamdhip64\.so"
+                  r"|^Device: (?:cuda|hip):\d|, gfx[0-9a-f]+|GcnArchName|gpu_type=gfx|library=rocm|gcnArchName"
+                  r"|^[ \t]*Name:[ \t]+gfx|HSA_OVERRIDE_GFX_VERSION", re.M)
 
 
 def rows_for(text: str, source: str) -> Iterable[Row]:
