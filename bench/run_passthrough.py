@@ -1,7 +1,7 @@
 """`gpuvet run` against the bare command, in the same run: pass-through throughput, overhead on log-heavy
-jobs, and gpuvet's own CPU time per 100 MB.
+jobs (writing to /dev/null and to a regular file), and the CPU time gpuvet itself spends.
 
-    python bench/run_passthrough.py --quick          # ~60-80 s on an idle machine (the closing-run command)
+    python bench/run_passthrough.py --quick --name h200   # the closing-run command: ~40-50 s on an idle machine
     python bench/run_passthrough.py [--mb 512] [--lines 1000000] [--repeat 5] [--out bench/results] [--name X]
 
 Cases (each child exits 0, so no bundle or diagnosis is made: this measures the pass-through itself, gpuvet's
@@ -9,33 +9,43 @@ start-up included; with the default 8M --log-cap every case overflows the cap, s
 grep as in a real long job):
 
 * ``throughput``: a child writes ``--mb`` MiB to stdout in 64 KiB blocks.  MB/s = bytes / wall time.
-* ``log_stdout``: ``--lines`` short training-log lines with ``print`` (block-buffered stdout, as a training
-  script's prints to a pipe) and a little arithmetic per step.
-* ``log_stderr``: the same lines written to stderr, which Python line-buffers: one write(2) per line, as
-  ``logging`` (stderr by default) and C programs do.
+* ``log_stdout``: ``--lines`` short training-log lines written with ``sys.stdout.write`` and a little
+  arithmetic per step; stdout block-buffered (PYTHONUNBUFFERED removed from the job's environment), as a
+  training script's prints to a pipe or a file.
+* ``log_stderr``: the same lines to stderr, which Python line-buffers: one write(2) per line, as ``logging``
+  (stderr by default), ``print(flush=True)``, ``python -u`` and C programs' stderr do.  The hard case.
 * ``startup``: ``gpuvet run -- true``: the fixed cost of the wrapper.
 
-For the log cases the same job also runs (once) as ``cmd | cat > /dev/null``: what the cheapest pipe reader
-costs (the job's writes into a pipe, cat's reads), so gpuvet's cost beyond any pipe can be read off.
+Sinks.  Where the output goes decides what the bare command costs, so the log cases run with two sinks, the
+bare command and ``gpuvet run`` always writing to the same one:
+``null``: /dev/null, where a write(2) costs next to nothing: a floor no real job runs at, and no wrapper can
+match on a job that writes line by line, because the job's writes then go into a pipe (its per-write cost is
+the ``cmd | cat`` row's).  ``file``: a regular file (truncated before every run), where a batch job's log
+goes (``> train.log``, Slurm's --output, nohup).  The ``| cat > /dev/null`` row runs the job once into the
+cheapest pipe reader, for what any pipe costs.
 
-Timed runs write to /dev/null (bare: the child itself; wrapped: gpuvet, which reads the child's pipes), so
-no reader of the bench's competes with the job and the bare command runs at its fastest; one extra run of
-each reads the output from a pipe and checks that every byte passed through.  Bare and wrapped runs
-alternate, ``--repeat`` times; medians are reported.
-overhead = (wrapped - bare) / bare wall time.  CPU seconds come from wait4() of the process tree (children
-included: gpuvet's own CPU = the wrapped tree's CPU minus the bare tree's, so grep's share of the middle is
-counted as gpuvet's).  The load average is read before and after: on a loaded machine the two runs compete
-for the cores with everyone else, and the wall-time numbers say more about the load than about gpuvet.
+Bare and wrapped runs alternate, ``--repeat`` times; medians are reported.  overhead = (wrapped - bare) / bare
+wall time.  CPU seconds come from wait4() of the process tree; the job reports its own CPU (getrusage at its
+end), so the tree's CPU splits into the job's and gpuvet's (gpuvet's Python process plus its grep prefilter
+of the middle).  The machine, CPU count and load average (before and after) are printed and recorded: on a
+loaded machine the runs compete for the cores with everyone else, and the wall times say more about the load
+than about gpuvet; the CPU times are the numbers to compare there.
+
+gpuvet is imported from this checkout's ``src``.  Its modules are byte-compiled first (``compileall``, into
+``src/gpuvet/**/__pycache__``, git-ignored), as an installed package is: with PYTHONDONTWRITEBYTECODE set, every
+wrapped run would otherwise compile gpuvet's source again, which no installed gpuvet does.
 """
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -50,24 +60,29 @@ for _ in range(int(sys.argv[1]) * 16):
         view = view[os.write(1, view):]
 """
 
-LOGGER = """import sys
+LOGGER = """import os, resource, sys
 n = int(sys.argv[1])
 w = (sys.stderr if sys.argv[2] == "stderr" else sys.stdout).write
 acc = 0.0
 for step in range(n):
     acc += (step % 97) * 1e-3
     w(f"[rank0] step {step} | loss {2.5 - acc / (step + 1):.4f} | lr 3.0e-04 | tok/s {12000 + step % 500}\\n")
+sys.stdout.flush()
+sys.stderr.flush()
+ru = resource.getrusage(resource.RUSAGE_SELF)
+with open(sys.argv[3], "a") as fh:
+    fh.write(f"{ru.ru_utime + ru.ru_stime}\\n")
 """
 
 
-def _run(argv: list[str], env: dict[str, str], stderr_too: bool, count: bool = False) -> tuple[float, float, int]:
-    """(wall seconds, CPU seconds of the whole tree, bytes read).  Timed runs write to /dev/null (so no reader
-    of ours competes with the job: the bare command at its fastest); ``count`` reads the output from a pipe
-    instead and counts it."""
+def _run(argv: list[str], env: dict[str, str], stderr_too: bool, sink: str = os.devnull,
+         count: bool = False) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of the whole tree, bytes read).  Timed runs write to ``sink`` (/dev/null or a
+    regular file, truncated first); ``count`` reads the output from a pipe instead and counts it."""
     t = time.perf_counter()
-    with open(os.devnull, "wb") as null:
-        out: Any = subprocess.PIPE if count else null
-        err: Any = (subprocess.STDOUT if count else null) if stderr_too else subprocess.DEVNULL
+    with open(sink, "wb") as out_f:
+        out: Any = subprocess.PIPE if count else out_f
+        err: Any = (subprocess.STDOUT if count else out_f) if stderr_too else subprocess.DEVNULL
         p = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
         total = 0
         if count:
@@ -94,6 +109,21 @@ def _load() -> list[float]:
         return []
 
 
+def _job_cpu(path: str) -> float:
+    """The CPU the job reported at its end (and forget it, for the next run)."""
+    try:
+        with open(path) as fh:
+            vals = [float(x) for x in fh.read().split()]
+        os.unlink(path)
+        return vals[-1] if vals else 0.0
+    except (OSError, ValueError):
+        return 0.0
+
+
+def _med(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else 0.0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="256 MiB, 1,000,000 lines, 3 repeats")
@@ -106,59 +136,98 @@ def main() -> int:
     a = ap.parse_args()
     if a.quick:
         a.mb, a.lines, a.repeat = 256, 1_000_000, 3
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    src = os.path.join(ROOT, "src")
+    compileall.compile_dir(os.path.join(src, "gpuvet"), quiet=1)
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    job_env = dict(env)
+    job_env.pop("PYTHONUNBUFFERED", None)  # log_stdout: block-buffered, as documented (the VM's shell sets it)
     gpuvet = [PY, "-m", "gpuvet", "run", "--no-here", "--"]
-    cases = {"throughput": ([PY, "-c", WRITER, str(a.mb)], False),
-             "log_stdout": ([PY, "-c", LOGGER, str(a.lines), "stdout"], False),
-             "log_stderr": ([PY, "-c", LOGGER, str(a.lines), "stderr"], True),
-             "startup": (["true"], False)}
+    tmp = tempfile.mkdtemp(prefix="gpuvet-bench-")
+    sink_file = os.path.join(tmp, "sink.log")
+    cpu_file = os.path.join(tmp, "job-cpu.txt")
+    cases = {"throughput": ([PY, "-c", WRITER, str(a.mb)], False, ["null"]),
+             "log_stdout": ([PY, "-c", LOGGER, str(a.lines), "stdout", cpu_file], False, ["null", "file"]),
+             "log_stderr": ([PY, "-c", LOGGER, str(a.lines), "stderr", cpu_file], True, ["null", "file"]),
+             "startup": (["true"], False, ["null"])}
     load_before = _load()
+    machine = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
+               "processor": platform.processor() or platform.machine(), "load_avg_before": load_before}
+    print(f"machine: {machine['platform']}, {machine['cpus']} CPUs, Python {machine['python']}; "
+          f"load average {load_before}", flush=True)
     t_all = time.perf_counter()
     res: dict[str, dict] = {}
-    for name, (argv, both) in cases.items():
-        bare, wrapped, bare_cpu, wrapped_cpu, piped, piped_cpu = [], [], [], [], [], []
-        pipe_argv = ["sh", "-c", '"$@" %s| cat > /dev/null' % ("2>&1 " if both else ""), "sh", *argv]
-        nbytes = _run(argv, env, both, count=True)[2]
-        n2 = _run(gpuvet + argv, env, both, count=True)[2]
-        assert n2 == nbytes, (name, n2, nbytes)  # every byte passed through
-        for rep in range(a.repeat if name != "startup" else 2 * a.repeat):
-            t, c, _n = _run(argv, env, both)
-            bare.append(t)
-            bare_cpu.append(c)
-            t, c, _n = _run(gpuvet + argv, env, both)
-            wrapped.append(t)
-            wrapped_cpu.append(c)
-            if name.startswith("log") and rep == 0:  # the job into the cheapest pipe reader (once: it is slow)
-                t, c, _n = _run(pipe_argv, env, False)
-                piped.append(t)
-                piped_cpu.append(c)
-        b, w = statistics.median(bare), statistics.median(wrapped)
-        own_cpu = statistics.median(wrapped_cpu) - statistics.median(bare_cpu)
-        r = {"bytes": nbytes, "bare_s": [round(x, 3) for x in bare], "gpuvet_s": [round(x, 3) for x in wrapped],
-             "bare_cpu_s": [round(x, 3) for x in bare_cpu], "gpuvet_tree_cpu_s": [round(x, 3) for x in wrapped_cpu],
-             "bare_median_s": round(b, 3), "gpuvet_median_s": round(w, 3), "overhead_pct": round(100 * (w - b) / b, 1),
-             "gpuvet_own_cpu_s": round(own_cpu, 3)}
-        if piped:
-            pc = statistics.median(piped_cpu) - statistics.median(bare_cpu)
-            r.update({"piped_s": [round(x, 3) for x in piped], "piped_median_s": round(statistics.median(piped), 3),
-                      "piped_tree_cpu_s": [round(x, 3) for x in piped_cpu], "pipe_cpu_s": round(pc, 3),
-                      "gpuvet_beyond_pipe_cpu_s": round(own_cpu - pc, 3)})
-        if nbytes:
-            mb = nbytes / 1e6
-            r.update({"bare_mb_s": round(mb / b, 1), "gpuvet_mb_s": round(mb / w, 1),
-                      "gpuvet_cpu_s_per_100mb": round(own_cpu / mb * 100, 3)})
-            how = (f"{r['gpuvet_mb_s']} MB/s through gpuvet" if name == "throughput" else
-                   f"overhead {r['overhead_pct']}%")
-            extra = (f"; `| cat` alone {r['piped_median_s']:.2f}s, {r['pipe_cpu_s']:.2f}s CPU: gpuvet beyond a plain "
-                     f"pipe {r['gpuvet_beyond_pipe_cpu_s']:.2f}s" if piped else "")
-            print(f"{name}: {mb:.0f} MB; bare {b:.2f}s, gpuvet run {w:.2f}s ({how}); gpuvet's CPU {own_cpu:.2f}s "
-                  f"({r['gpuvet_cpu_s_per_100mb']} s per 100 MB){extra}", flush=True)
-        else:
-            print(f"{name}: bare {b:.3f}s, gpuvet run {w:.3f}s; gpuvet's CPU {own_cpu:.3f}s", flush=True)
-        res[name] = r
-    machine = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
-               "processor": platform.processor() or platform.machine(), "load_avg_before": load_before,
-               "load_avg_after": _load()}
+    try:
+        for name, (argv, both, sinks) in cases.items():
+            e = job_env if name.startswith("log") else env
+            nbytes = _run(argv, e, both, count=True)[2]
+            n2 = _run(gpuvet + argv, e, both, count=True)[2]
+            assert n2 == nbytes, (name, n2, nbytes)  # every byte passed through
+            _job_cpu(cpu_file)
+            r: dict[str, Any] = {"bytes": nbytes}
+            for sink in sinks:
+                path = os.devnull if sink == "null" else sink_file
+                bare, wrapped, bare_cpu, wrapped_cpu, bare_job, wrapped_job = [], [], [], [], [], []
+                for _rep in range(a.repeat if name != "startup" else 3 * a.repeat):
+                    t, c, _n = _run(argv, e, both, path)
+                    bare.append(t)
+                    bare_cpu.append(c)
+                    bare_job.append(_job_cpu(cpu_file))
+                    t, c, _n = _run(gpuvet + argv, e, both, path)
+                    wrapped.append(t)
+                    wrapped_cpu.append(c)
+                    wrapped_job.append(_job_cpu(cpu_file))
+                b, w = _med(bare), _med(wrapped)
+                s: dict[str, Any] = {
+                    "bare_s": [round(x, 3) for x in bare], "gpuvet_s": [round(x, 3) for x in wrapped],
+                    "bare_cpu_s": [round(x, 3) for x in bare_cpu], "gpuvet_tree_cpu_s": [round(x, 3) for x in wrapped_cpu],
+                    "bare_median_s": round(b, 3), "gpuvet_median_s": round(w, 3),
+                    "overhead_pct": round(100 * (w - b) / b, 1) if b else None,
+                    # the tree's CPU beyond the bare tree's: gpuvet + grep + the job's extra cost of a pipe
+                    "extra_cpu_s": round(_med(wrapped_cpu) - _med(bare_cpu), 3)}
+                if name.startswith("log"):
+                    own = [tc - jc for tc, jc in zip(wrapped_cpu, wrapped_job)]
+                    s.update({"bare_job_cpu_s": round(_med(bare_job), 3), "wrapped_job_cpu_s": round(_med(wrapped_job), 3),
+                              "gpuvet_own_cpu_s": round(_med(own), 3)})  # gpuvet's process + its grep
+                elif name == "startup":
+                    s["gpuvet_own_cpu_s"] = round(_med(wrapped_cpu) - _med(bare_cpu), 3)
+                else:
+                    s["gpuvet_own_cpu_s"] = s["extra_cpu_s"]
+                r[sink] = s
+            if name.startswith("log"):  # the job into the cheapest pipe reader (once: it is slow)
+                pipe_argv = ["sh", "-c", '"$@" %s| cat > /dev/null' % ("2>&1 " if both else ""), "sh", *argv]
+                t, c, _n = _run(pipe_argv, e, False)
+                r["piped"] = {"wall_s": round(t, 3), "tree_cpu_s": round(c, 3), "job_cpu_s": round(_job_cpu(cpu_file), 3)}
+            head = r[sinks[0]]
+            r.update({k: head[k] for k in ("bare_median_s", "gpuvet_median_s", "overhead_pct", "gpuvet_own_cpu_s")})
+            if nbytes:
+                mb = nbytes / 1e6
+                r.update({"bare_mb_s": round(mb / head["bare_median_s"], 1), "gpuvet_mb_s": round(mb / head["gpuvet_median_s"], 1),
+                          "gpuvet_cpu_s_per_100mb": round(head["gpuvet_own_cpu_s"] / mb * 100, 3)})
+            if name == "throughput":
+                print(f"throughput: {nbytes / 1e6:.0f} MB; bare {head['bare_median_s']:.2f}s, gpuvet run "
+                      f"{head['gpuvet_median_s']:.2f}s: {r['gpuvet_mb_s']} MB/s; gpuvet's CPU {head['gpuvet_own_cpu_s']:.2f}s "
+                      f"({r['gpuvet_cpu_s_per_100mb']} s per 100 MB)", flush=True)
+            elif name == "startup":
+                print(f"startup: bare {head['bare_median_s']:.3f}s, gpuvet run {head['gpuvet_median_s']:.3f}s; "
+                      f"gpuvet's CPU {head['gpuvet_own_cpu_s']:.3f}s", flush=True)
+            else:
+                for sink in sinks:
+                    s = r[sink]
+                    print(f"{name} -> {sink}: {nbytes / 1e6:.0f} MB; bare {s['bare_median_s']:.2f}s, gpuvet run "
+                          f"{s['gpuvet_median_s']:.2f}s (overhead {s['overhead_pct']}%); CPU: job {s['bare_job_cpu_s']:.2f}s "
+                          f"bare / {s['wrapped_job_cpu_s']:.2f}s wrapped, gpuvet+grep {s['gpuvet_own_cpu_s']:.2f}s",
+                          flush=True)
+                pr = r["piped"]
+                print(f"{name} | cat: {pr['wall_s']:.2f}s, job CPU {pr['job_cpu_s']:.2f}s", flush=True)
+            res[name] = r
+    finally:
+        for p in (sink_file, cpu_file):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        os.rmdir(tmp)
+    machine["load_avg_after"] = _load()
     doc = {"machine": machine, "params": {"mb": a.mb, "lines": a.lines, "repeat": a.repeat, "quick": a.quick},
            "seconds": round(time.perf_counter() - t_all, 1), "results": res, "note": a.note,
            "goal": {"throughput_mb_s": 100, "log_heavy_overhead_pct": 10}}
@@ -167,30 +236,37 @@ def main() -> int:
     with open(stem + ".json", "w") as fh:
         json.dump(doc, fh, indent=2)
         fh.write("\n")
-    t, lo, le, st = res["throughput"], res["log_stdout"], res["log_stderr"], res["startup"]
     with open(stem + ".md", "w") as fh:
-        fh.write(f"# gpuvet run pass-through ({machine['platform']}, {machine['cpus']} CPUs, Python {machine['python']})\n\n"
-                 f"`python bench/run_passthrough.py{' --quick' if a.quick else ''}`: medians of {a.repeat} alternating "
-                 f"bare/wrapped runs, {doc['seconds']} s in all.  Load average before {load_before}, after "
-                 f"{machine['load_avg_after']}.{(' ' + a.note) if a.note else ''}\n\n"
-                 "| case | bare | under `gpuvet run` | gpuvet's own CPU | `cmd \\| cat` (CPU beyond bare) | goal |\n"
-                 "|---|---|---|---|---|---|\n"
-                 f"| {a.mb} MiB in 64 KiB blocks | {t['bare_median_s']} s (to /dev/null) | "
-                 f"{t['gpuvet_median_s']} s (**{t['gpuvet_mb_s']} MB/s**) | {t['gpuvet_own_cpu_s']} s "
-                 f"({t['gpuvet_cpu_s_per_100mb']} s / 100 MB) | | >= 100 MB/s |\n"
-                 f"| {a.lines:,} log lines, stdout ({lo['bytes'] / 1e6:.0f} MB) | {lo['bare_median_s']} s | "
-                 f"{lo['gpuvet_median_s']} s (**{lo['overhead_pct']}%**) | {lo['gpuvet_own_cpu_s']} s "
-                 f"({lo['gpuvet_cpu_s_per_100mb']} s / 100 MB) | {lo['piped_median_s']} s ({lo['pipe_cpu_s']} s) | < 10% |\n"
-                 f"| {a.lines:,} log lines, stderr, one write per line | {le['bare_median_s']} s | "
-                 f"{le['gpuvet_median_s']} s (**{le['overhead_pct']}%**) | {le['gpuvet_own_cpu_s']} s "
-                 f"({le['gpuvet_cpu_s_per_100mb']} s / 100 MB) | {le['piped_median_s']} s ({le['pipe_cpu_s']} s) | < 10% |\n"
-                 f"| `gpuvet run -- true` | {st['bare_median_s']} s | {st['gpuvet_median_s']} s | "
-                 f"{st['gpuvet_own_cpu_s']} s | | |\n\n"
-                 "gpuvet's own CPU = CPU of the wrapped process tree minus the bare one (wait4): grep's scan of the "
-                 "omitted middle counts as gpuvet's, and so does the job's own extra cost of writing into a pipe "
-                 "instead of /dev/null, which the `cmd | cat > /dev/null` column shows on its own.\n")
+        fh.write(_markdown(doc, a))
     print(f"wrote {stem}.json and {stem}.md ({doc['seconds']} s)")
     return 0
+
+
+def _markdown(doc: dict, a: argparse.Namespace) -> str:
+    m, res = doc["machine"], doc["results"]
+    t, st = res["throughput"], res["startup"]
+    rows = [f"| {a.mb} MiB in 64 KiB blocks, stdout | /dev/null | {t['bare_median_s']} s | {t['gpuvet_median_s']} s "
+            f"(**{t['gpuvet_mb_s']} MB/s**) | | {t['gpuvet_own_cpu_s']} s ({t['gpuvet_cpu_s_per_100mb']} s / 100 MB) | >= 100 MB/s |"]
+    for name, what in (("log_stdout", "stdout, block-buffered"), ("log_stderr", "stderr, one write per line")):
+        r = res[name]
+        for sink, label in (("null", "/dev/null"), ("file", "a file")):
+            s = r[sink]
+            rows.append(f"| {a.lines:,} log lines ({r['bytes'] / 1e6:.0f} MB), {what} | {label} | {s['bare_median_s']} s | "
+                        f"{s['gpuvet_median_s']} s (**{s['overhead_pct']}%**) | {s['bare_job_cpu_s']} / "
+                        f"{s['wrapped_job_cpu_s']} s | {s['gpuvet_own_cpu_s']} s | < 10% |")
+        pr = r["piped"]
+        rows.append(f"| the same, `cmd \\| cat > /dev/null` | a pipe | | {pr['wall_s']} s | {pr['job_cpu_s']} s | | |")
+    rows.append(f"| `gpuvet run -- true` | | {st['bare_median_s']} s | {st['gpuvet_median_s']} s | | "
+                f"{st['gpuvet_own_cpu_s']} s | |")
+    return (f"# gpuvet run pass-through ({m['platform']}, {m['cpus']} CPUs, Python {m['python']})\n\n"
+            f"`python bench/run_passthrough.py{' --quick' if a.quick else ''}`: medians of {a.repeat} alternating "
+            f"bare/wrapped runs, {doc['seconds']} s in all.  Load average before {m['load_avg_before']}, after "
+            f"{m['load_avg_after']}.{(' ' + a.note) if a.note else ''}\n\n"
+            "| case | sink (bare and wrapped alike) | bare | under `gpuvet run` | job's CPU, bare / wrapped | "
+            "gpuvet's CPU (its process + grep) | goal |\n|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
+            "The job's CPU is what it reported itself (getrusage at its end): under `gpuvet run` it writes into a pipe "
+            "instead of the sink, which costs it more than /dev/null and less than a file.  gpuvet's CPU = the wrapped "
+            "tree's CPU minus the job's (for the blocks and `true`: minus the bare tree's).\n")
 
 
 if __name__ == "__main__":

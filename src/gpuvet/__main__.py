@@ -1,5 +1,5 @@
 import sys
 
-from gpuvet.cli.main import run
+from gpuvet.cli.fast import run
 
 sys.exit(run())

@@ -22,7 +22,6 @@ never change it: output to a closed stream is dropped and the child keeps runnin
 from __future__ import annotations
 
 import errno
-import json
 import os
 import signal
 import stat
@@ -30,13 +29,16 @@ import subprocess
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
 
-from gpuvet.model.redact import MASK, is_secret_name, redact_argv, redact_env, redact_text
-from gpuvet.probes.system import System
+# The pass-through path imports only these few standard modules (not even typing, json or re), so that
+# `gpuvet run` starts the job fast; the names below are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Mapping, Sequence
 
-from .env import Environment
+    from gpuvet.probes.system import System
+
+    from .env import Environment
 
 DEFAULT_LOG_CAP = 8 * 1024 * 1024  # bytes of output.log: the first half and the last half kept
 MAX_KEPT_LINES = 4000  # lines of the omitted middle kept for the diagnosis (prefilter hits)
@@ -68,6 +70,51 @@ ENV_KEYS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
+# The redactor (model/redact.py) compiles its patterns and pulls in the model package when imported: only a
+# failure (a message, the bundle) needs it, so it is imported then.
+def redact_text(text: str) -> str:
+    from gpuvet.model.redact import redact_text as _redact
+
+    return _redact(text)
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    from gpuvet.model.redact import redact_argv as _redact
+
+    return _redact(argv)
+
+
+def _redacted_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    from gpuvet.model.redact import MASK, is_secret_name, redact_env
+
+    return {k: (MASK if is_secret_name(k) else redact_env(k, environ[k])) for k in ENV_KEYS if k in environ}
+
+
+def _spawn(system: "System | None", argv: Sequence[str], environ: Mapping[str, str] | None = None,
+           extra_env: Mapping[str, str] | None = None, *, stdin: Any = None, stdin_pipe: bool = False,
+           stderr_pipe: bool = False) -> subprocess.Popen:
+    """Start a streamed process in its own session: through ``system`` (``System.spawn``, the seam tests spy
+    on) when one is given, else as ``System.spawn`` does, without importing the probes layer."""
+    if system is not None:
+        kw: dict[str, Any] = {"new_session": True}
+        if environ is not None:
+            kw["environ"] = environ
+        if stdin is not None:
+            kw["stdin"] = stdin
+        if stdin_pipe:
+            kw["stdin_pipe"] = True
+        if stderr_pipe:
+            kw["stderr_pipe"] = True
+        return system.spawn(argv, extra_env, **kw)
+    env = dict(os.environ if environ is None else environ)
+    env.update(extra_env or {})
+    if stdin is None:
+        stdin = subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
+    return subprocess.Popen(list(argv), stdin=stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE if stderr_pipe else subprocess.DEVNULL, env=env,
+                            start_new_session=True)
+
+
 # ----------------------------------------------------------------------------------------- capture
 SENTINEL = "gpuvet-end-of-output-7f3a9c"  # fed last to grep: its line number counts the middle's lines
 MIDDLE_QUEUE = 64 * 1024 * 1024  # bytes of omitted output waiting for grep; past that, only their newlines
@@ -76,6 +123,20 @@ COALESCE_BYTES = 64 * 1024  # a read smaller than this: wait COALESCE_S before t
 COALESCE_S = 0.004
 FEED_MIN = 256 * 1024  # omitted output is handed to grep in writes of at least this much
 F_SETPIPE_SZ = 1031  # Linux fcntl.h (fcntl.F_SETPIPE_SZ from Python 3.10 on)
+
+
+def parse_size(text: str) -> int:
+    """``--log-cap``'s value in bytes (``16M``, ``512k``, ``1.5MiB``, ``4096``).  Raises ValueError (the message
+    to show) for anything else, and below 1 KiB."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)(?:i?[bB])?\s*", text or "")
+    if not m:
+        raise ValueError(f"expected a size such as 16M or 512k, got {text!r}")
+    n = float(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
+    if n < 1024:
+        raise ValueError("at least 1k")
+    return int(n)
 
 
 def _grow_pipe(fd: int) -> None:
@@ -94,6 +155,24 @@ def middle_patterns() -> list[str]:
     from gpuvet.logs.fact_patterns import PREFILTER_PATTERNS  # not logs.extract: its import compiles it all
 
     return [p for e in kb.load().table("signatures") for p in e["patterns"]] + list(PREFILTER_PATTERNS)
+
+
+def _await_exit(pid: int, timeout: float) -> None:
+    """Sleep until process ``pid`` has exited (not reaped), at most ``timeout`` seconds, woken by its pidfd the
+    moment it exits (``Popen.wait(timeout)`` polls with growing sleeps, a few milliseconds late).  Without
+    pidfds (old kernels, other systems) it returns at once and the caller's wait does the work."""
+    try:
+        import select
+
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return
+    try:
+        select.select([fd], [], [], timeout)
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(fd)
 
 
 class MiddleScan:
@@ -125,8 +204,8 @@ class MiddleScan:
         self.in_open = True
         self.out_open = True
         try:
-            self.proc = (system or System()).spawn([grep, "-a", "-n", "-E", "-f", self.pfile], {"LC_ALL": "C"},
-                                                   stdin_pipe=True, new_session=True)
+            self.proc = _spawn(system, [grep, "-a", "-n", "-E", "-f", self.pfile], None, {"LC_ALL": "C"},
+                               stdin_pipe=True)
         except (OSError, ValueError):
             self._unlink()
             raise
@@ -253,6 +332,7 @@ class MiddleScan:
         self._close_in()
         if self.proc.poll() is None and self.out_open:
             _killpg(self.proc.pid, signal.SIGKILL)
+        _await_exit(self.proc.pid, 5.0)  # grep has closed its output: it is exiting
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -284,12 +364,14 @@ class Capture:
         self.tail: deque[bytes] = deque()
         self.tail_bytes = 0
         self.total = 0
-        self.lines = 0  # newlines seen
+        self._lines = 0  # newlines seen (counted when first asked for: see finish)
         self.evicted = 0  # bytes dropped from the middle
         self.middle_lines = 0  # newlines in the omitted middle
         self.unscanned = 0  # bytes of the middle the prefilter never saw (it fell too far behind): only counted
-        self.middle_first_line = 0  # line number of the middle's first byte (once there is a middle)
-        self.kept: list[tuple[int, bytes]] = []  # (line number, line) of the middle
+        self._middle_first_line = 0  # line number of the middle's first byte (once there is a middle)
+        self._kept: list[tuple[int, bytes]] = []  # (line number, line) of the middle
+        self._scan_kept: list[tuple[int, bytes]] = []  # the prefilter's, numbered from the middle's first line
+        self._counted = True  # nothing to count yet
         self.on_evict: Callable[[bytes], None] | None = None
         self.last = b"\n"
         self.closed = False  # finished: nothing more is added
@@ -333,15 +415,39 @@ class Capture:
             self.middle_lines += blk.count(b"\n")
 
     def finish(self, scan: MiddleScan | None = None) -> None:
-        """The output has ended (``scan``: the prefilter that read the middle, finished): the line count and
-        the middle's kept lines with their numbers in the whole output.  The caller holds ``lock``."""
-        head_nl = self.head.count(b"\n")
-        self.middle_first_line = head_nl + 1
+        """The output has ended (``scan``: the prefilter that read the middle, finished).  The caller holds
+        ``lock``.  Counting the lines of the head and the tail (8 MB at the default cap: ~10 ms) waits until
+        someone asks (``lines``, ``kept``, ``blocks``: the failure path); a job that succeeded never pays it."""
         if scan is not None:
             self.middle_lines = scan.newlines
             self.unscanned += scan.skipped_bytes
-            self.kept = [(self.middle_first_line + n - 1, ln) for n, ln in scan.kept]
-        self.lines = head_nl + self.middle_lines + sum(b.count(b"\n") for b in self.tail)
+            self._scan_kept = scan.kept
+        self._counted = False
+
+    def _count(self) -> None:
+        if not self._counted:
+            self._counted = True
+            head_nl = self.head.count(b"\n")
+            self._middle_first_line = head_nl + 1
+            self._kept = [(self._middle_first_line + n - 1, ln) for n, ln in self._scan_kept]
+            self._lines = head_nl + self.middle_lines + sum(b.count(b"\n") for b in self.tail)
+
+    @property
+    def lines(self) -> int:
+        """Lines in the whole output (its newlines), once finished."""
+        self._count()
+        return self._lines
+
+    @property
+    def middle_first_line(self) -> int:
+        self._count()
+        return self._middle_first_line
+
+    @property
+    def kept(self) -> list[tuple[int, bytes]]:
+        """(line number in the whole output, line) of the omitted middle's lines the prefilter picked."""
+        self._count()
+        return self._kept
 
     def tail_bytes_joined(self) -> bytes:
         return b"".join(self.tail)
@@ -427,17 +533,22 @@ class Sink:
 
 
 # ----------------------------------------------------------------------------------------- supervise
-@dataclass
 class Outcome:
-    argv: list[str]
-    returncode: int | None = None
-    signal: int | None = None
-    timed_out: bool = False
-    started_error: str | None = None
-    forwarded: int | None = None  # a signal gpuvet received and passed on
-    seconds: float = 0.0
-    backtrace: str = ""
-    capture: Capture | None = None
+    """How a supervised command ended.  (A plain class, not a dataclass: ``dataclasses`` imports ``inspect``,
+    which costs `gpuvet run` more start-up than all of the supervision code.)"""
+
+    def __init__(self, argv: list[str], returncode: int | None = None, signal: int | None = None,
+                 timed_out: bool = False, started_error: str | None = None, forwarded: int | None = None,
+                 seconds: float = 0.0, backtrace: str = "", capture: Capture | None = None):
+        self.argv = argv
+        self.returncode = returncode
+        self.signal = signal
+        self.timed_out = timed_out
+        self.started_error = started_error
+        self.forwarded = forwarded  # a signal gpuvet received and passed on
+        self.seconds = seconds
+        self.backtrace = backtrace
+        self.capture = capture
 
     @property
     def failed(self) -> bool:
@@ -588,6 +699,10 @@ class _Pump:
         import select
 
         cap, streams = self.cap, self.streams
+        # one read buffer for the whole run: os.read(fd, 1 MiB) would map (and fault in, and unmap) a fresh
+        # 1 MiB for every read; a block is copied out of it at its real size instead
+        buf = bytearray(PIPE_SIZE)
+        view = memoryview(buf)
         poller = select.poll()
         for fd in streams:
             _grow_pipe(fd)
@@ -615,15 +730,16 @@ class _Pump:
                     sink = streams.get(fd)
                     if sink is not None:
                         try:
-                            chunk = os.read(fd, PIPE_SIZE)
+                            n = os.readv(fd, (buf,))
                         except BlockingIOError:  # pragma: no cover - a spurious wake-up
                             continue
                         except OSError:
-                            chunk = b""
-                        if not chunk:
+                            n = 0
+                        if not n:
                             poller.unregister(fd)
                             del streams[fd]
                             continue
+                        chunk = view[:n].tobytes()
                         sink.write(chunk)
                         got += len(chunk)
                         with cap.lock:
@@ -692,8 +808,7 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
     t0 = time.monotonic()
     with _Forwarder(grace) as fwd:
         try:
-            proc = (system or System()).spawn(argv, environ=env_vars, stdin=_child_stdin(stdin), stderr_pipe=True,
-                                              new_session=True)
+            proc = _spawn(system, argv, env_vars, stdin=_child_stdin(stdin), stderr_pipe=True)
         except (OSError, ValueError) as exc:
             oc.started_error = getattr(exc, "strerror", None) or str(exc)
             return oc
@@ -724,6 +839,9 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
                 if not pump.streams_done.wait(2.0):
                     _killpg(proc.pid, signal.SIGKILL)
                     pump.streams_done.wait(2.0)
+                # their pipes close early in their exit: wait until the group is really gone (gpuvet exits
+                # right after this, and nothing of the job may outlive it)
+                _await_group_gone(proc.pid, 2.0)
             if pump.streams_done.is_set():
                 pump.done.wait(60)  # grep finishing the middle
             with cap.lock:
@@ -743,6 +861,37 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
         oc.signal = -rc
     oc.returncode = rc
     return oc
+
+
+def _await_group_gone(pgid: int, timeout: float) -> None:
+    """Until no process of group ``pgid`` is left but zombies (which their new parent reaps whenever it does),
+    at most ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        if not _group_alive(pgid):
+            return
+        time.sleep(0.002)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is alive, not a zombie (from /proc; True where it cannot tell)."""
+    try:
+        pids = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return True
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
+            return True
+    return False
 
 
 def _stop(proc: subprocess.Popen, term_wait: float = 5.0) -> None:
@@ -856,32 +1005,59 @@ def gpu_state(system) -> str:
 
 
 # ----------------------------------------------------------------------------------------- use case
-@dataclass
 class RunOptions:
-    argv: list[str]
-    timeout: float | None = None
-    debug: bool = False
-    bundle: str | None = None
-    here: bool = True
-    log_cap: int = DEFAULT_LOG_CAP
-    grace: float = GRACE_S
+    def __init__(self, argv: list[str], timeout: float | None = None, debug: bool = False, bundle: str | None = None,
+                 here: bool = True, log_cap: int = DEFAULT_LOG_CAP, grace: float = GRACE_S):
+        self.argv = argv
+        self.timeout = timeout
+        self.debug = debug
+        self.bundle = bundle
+        self.here = here
+        self.log_cap = log_cap
+        self.grace = grace
 
 
-@dataclass
 class RunResult:
-    exit_status: int
-    outcome: Outcome
-    bundle: str | None = None
-    report: Any = None
-    messages: list[str] = field(default_factory=list)
+    def __init__(self, exit_status: int, outcome: Outcome, bundle: str | None = None, report: Any = None,
+                 messages: list[str] | None = None):
+        self.exit_status = exit_status
+        self.outcome = outcome
+        self.bundle = bundle
+        self.report = report
+        self.messages: list[str] = messages if messages is not None else []
 
 
-def run(opts: RunOptions, env: Environment) -> RunResult:
+class RunEnv:
+    """What the supervision needs of an :class:`~gpuvet.app.env.Environment` (the streams, the environment
+    variables, the working directory), without importing it: `gpuvet run`'s fast start (``cli/fast.py``)
+    passes one, and the failure path turns it into the real Environment (``full``)."""
+
+    system_factory = None
+
+    def __init__(self, stdin: Any, stdout: Any, stderr: Any, environ: Mapping[str, str], cwd: str):
+        self.stdin, self.stdout, self.stderr, self.environ, self.cwd = stdin, stdout, stderr, environ, cwd
+
+    def full(self) -> "Environment":
+        from .env import Environment
+
+        return Environment(stdin=self.stdin, stdout=self.stdout, stderr=self.stderr, environ=self.environ,
+                           cwd=self.cwd)
+
+
+def _full_env(env: Any) -> "Environment":
+    return env.full() if isinstance(env, RunEnv) else env
+
+
+def run(opts: RunOptions, env: "Environment | RunEnv") -> RunResult:
     """The run use case: supervise, pass through, and on failure diagnose and write the bundle.  Messages
     for the user go to ``env.stderr`` (if it is open); the result's ``exit_status`` is the child's."""
-    system = env.system()
+    factory = getattr(env, "system_factory", None)
+    system = factory() if factory is not None else None  # None: spawned as System.spawn does, without its import
     out, err = Sink(env.stdout), Sink(env.stderr)
     child_env = dict(env.environ)
+
+    def machine():  # what the failure path asks the machine (debuggers, GPU state)
+        return system if system is not None else _full_env(env).system()
 
     def middle() -> MiddleScan | None:
         import shutil
@@ -892,7 +1068,7 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
         return MiddleScan(grep, middle_patterns(), system)
 
     def hang(pid: int) -> str:
-        return native_backtrace(system, pid)
+        return native_backtrace(machine(), pid)
 
     oc = run_child(opts.argv, child_env, out, err, opts.timeout, hang, opts.log_cap, opts.grace, middle,
                    stdin=env.stdin, system=system)
@@ -906,6 +1082,7 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
         return res
     if not oc.failed:
         return res
+    env = _full_env(env)
     try:
         bdir, note = make_bundle_dir(opts.bundle, env.cwd, env.environ)
     except OSError as exc:
@@ -927,7 +1104,7 @@ def run(opts: RunOptions, env: Environment) -> RunResult:
     from gpuvet.logs.signatures import load_catalog
 
     try:
-        res.report = _write_bundle(bdir, oc, debug_oc, env, system, opts.here, load_catalog())
+        res.report = _write_bundle(bdir, oc, debug_oc, env, machine(), opts.here, load_catalog())
     except OSError as exc:
         err.text(redact_text(f"gpuvet: could not complete the crash bundle {bdir}: {exc.strerror or exc}\n"))
         return res
@@ -976,7 +1153,9 @@ def _scan(oc: Outcome, catalog, extra_lines: Sequence[str] = ()):
     return sc.result, first_bt
 
 
-def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env: Environment, system, here: bool, catalog):
+def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env: "Environment", system, here: bool, catalog):
+    import json
+
     from gpuvet.app import diagnose
     from gpuvet.render.json import report_dict
 
@@ -1015,7 +1194,7 @@ def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env: Environ
         "argv": redact_argv(oc.argv), "result": oc.describe(), "returncode": oc.returncode, "signal": oc.signal,
         "timed_out": oc.timed_out, "exit_status": oc.exit_status, "seconds": round(oc.seconds, 3),
         "output_bytes": cap.total if cap else 0, "output_lines": cap.lines if cap else 0,
-        "environment": {k: (MASK if is_secret_name(k) else redact_env(k, environ[k])) for k in ENV_KEYS if k in environ}}
+        "environment": _redacted_environment(environ)}
     if debug_oc is not None:
         cmd["debug_rerun"] = {"result": debug_oc.describe(), "exit_status": debug_oc.exit_status,
                               "environment": DEBUG_ENV}

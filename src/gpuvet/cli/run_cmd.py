@@ -17,8 +17,6 @@ The supervision itself lives in ``gpuvet.app.run``; this module parses argv and 
 """
 from __future__ import annotations
 
-import re
-
 import click
 
 from .common import env_of
@@ -29,13 +27,12 @@ EPILOG = ("Exit status: the child's exit status; 128+N if it was killed by signa
 
 
 def parse_size(text: str) -> int:
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)(?:i?[bB])?\s*", text or "")
-    if not m:
-        raise click.BadParameter(f"expected a size such as 16M or 512k, got {text!r}", param_hint="--log-cap")
-    n = float(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
-    if n < 1024:
-        raise click.BadParameter("at least 1k", param_hint="--log-cap")
-    return int(n)
+    from gpuvet.app.run import parse_size as size_of
+
+    try:
+        return size_of(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--log-cap") from None
 
 
 @click.command(name="run", epilog=EPILOG, context_settings={"ignore_unknown_options": True,
