@@ -66,3 +66,115 @@ def test_dpkg_status_fast_scan_reads_what_the_paragraph_parse_read():
         texts.append(open("/var/lib/dpkg/status", encoding="utf-8", errors="replace").read())
     for t in texts:
         assert parse_dpkg_status(t) == by_paragraph(t)
+
+
+# -- `gpuvet check` without Click: the fast parser gives Click's parameters, or declines ------------------
+FAST_ARGVS = [
+    [], ["--format", "json"], ["--format=json"], ["-f", "markdown"], ["--fail-on", "never"], ["--fail-on=warning"],
+    ["-v"], ["--verbose", "--stack"], ["-q"], ["--quiet", "--statistics"], ["--show-fixes"],
+    ["--python", "/usr/bin/python3"], ["--python=/x y/python"], ["--from", "a.txt", "--from", "-"],
+    ["--from=-"], ["--select", "BLD", "--ignore", "PKG063", "--select", "DRV"], ["--format", "sarif", "-v", "-q"],
+    ["--fail-on", "never", "--format", "json", "--fail-on", "error"], ["--select", ""],
+]
+DECLINED_ARGVS = [
+    ["--help"], ["-h"], ["--format", "yaml"], ["--format"], ["--fail-on", "Never"], ["--bogus"], ["--verb"],
+    ["-vq"], ["-fjson"], ["--fix"], ["--dry-run"], ["--fix", "--dry-run"], ["--ack", "X=y"], ["-o", "out.txt"],
+    ["--deadline", "5"], ["extra"], ["--python", "-x"], ["--", "--format", "json"], ["--verbose=1"],
+]
+
+
+def _click_params(args):
+    from gpuvet.cli.check_cmd import check
+
+    ctx = check.make_context("check", list(args))
+    return dict(ctx.params)
+
+
+@pytest.mark.parametrize("args", FAST_ARGVS)
+def test_fast_check_parser_gives_clicks_parameters(args):
+    from gpuvet.cli.check_run import parse_check_argv
+
+    got = parse_check_argv(["check", *args], {})
+    assert got is not None, args
+    assert got == _click_params(args)
+
+
+@pytest.mark.parametrize("args", DECLINED_ARGVS)
+def test_fast_check_parser_leaves_the_rest_to_click(args):
+    from gpuvet.cli.check_run import parse_check_argv
+
+    assert parse_check_argv(["check", *args], {}) is None
+
+
+def test_fast_check_parser_only_takes_check_and_not_completion():
+    from gpuvet.cli.check_run import parse_check_argv
+
+    assert parse_check_argv(["diagnose", "x.log"], {}) is None
+    assert parse_check_argv(["--version"], {}) is None
+    assert parse_check_argv(["check"], {"_GPUVET_COMPLETE": "bash_source"}) is None
+
+
+def test_plain_check_does_not_import_click_and_help_still_works(tmp_path):
+    code = ("import sys, io, contextlib\nfrom gpuvet.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    rc = main(['check', '--format', 'json', '--fail-on', 'never'])\n"
+            "print(rc, 'click' in sys.modules)")
+    env = dict(os.environ, NO_COLOR="1", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["0", "False"], out.stderr
+    helped = subprocess.run([sys.executable, "-m", "gpuvet", "check", "--help"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert helped.returncode == 0 and "--format" in helped.stdout and "--fail-on" in helped.stdout
+    bad = subprocess.run([sys.executable, "-m", "gpuvet", "check", "--format", "yaml"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "gpuvet: error:" in bad.stderr and "yaml" in bad.stderr
+
+
+def test_fast_and_click_paths_give_the_same_report():
+    """The same pasted report through the fast path and through Click: the same bytes (timing aside)."""
+    import io
+    import json
+
+    from gpuvet.app.env import Environment
+    from gpuvet.cli.group import cli
+    from gpuvet.cli.main import main
+
+    from conftest import REAL
+
+    src = str(REAL / "h200-cuda13" / "nvidia-smi.txt")
+    outs = []
+    for via_click in (False, True):
+        out, err = io.StringIO(), io.StringIO()
+        env = Environment(stdout=out, stderr=err, environ={"NO_COLOR": "1", "PATH": os.environ.get("PATH", "")})
+        argv = ["check", "--from", src, "--format", "json", "--fail-on", "never"]
+        if via_click:
+            rc = cli.main(args=argv, prog_name="gpuvet", standalone_mode=False, obj=env)
+        else:
+            rc = main(argv, env)
+        doc = json.loads(out.getvalue())
+        for key in ("elapsed_s",):
+            doc["meta"].pop(key, None)
+        doc.pop("header", None)
+        outs.append((rc, json.dumps(doc, sort_keys=True), err.getvalue()))
+    assert outs[0] == outs[1]
+
+
+def test_fast_check_exits_at_once_with_its_whole_report_and_status(tmp_path):
+    """After a fast-path check the process leaves with os._exit (no interpreter tear-down): the report is
+    still written whole, through a pipe and into a file, with the right exit status."""
+    import json
+
+    from conftest import FIXTURES, REAL
+
+    env = dict(os.environ, NO_COLOR="1", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    gv = [sys.executable, "-m", "gpuvet", "check"]
+    live = subprocess.run(gv + ["--format", "json", "--fail-on", "never"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert live.returncode == 0 and json.loads(live.stdout)["command"] == "check", live.stderr
+    pasted = [str(REAL / "debian12-cpu-rocm52" / "rocminfo.txt"), str(FIXTURES / "amd" / "pasted" / "lspci-grep-vga-vega10.txt")]
+    out = tmp_path / "report.txt"
+    with open(out, "w") as fh:
+        r = subprocess.run(gv + ["--from", pasted[0], "--from", pasted[1]], cwd=tmp_path, env=env, stdout=fh,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+    text = out.read_text()
+    assert r.returncode == 1, r.stderr  # the amdgpu driver is not loaded: an error at the default --fail-on
+    assert text.rstrip().splitlines()[-1].startswith("gpuvet ") and "Score" in text

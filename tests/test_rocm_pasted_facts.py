@@ -195,3 +195,26 @@ def test_diagnose_onnxruntime_nvidia_build_on_amd():
             "'TensorrtExecutionProvider, CUDAExecutionProvider, CPUExecutionProvider'\n")
     doc = run_cli(["diagnose", "--format", "json", "-"], stdin=text).json()
     assert doc["diagnoses"][0]["cause"] == "wrong-vendor-build"
+
+
+def test_gpus_named_by_older_llama_cpp():
+    # https://github.com/ggml-org/llama.cpp/issues/8618 (a dGPU and the 780M iGPU; the iGPU's gfx1103 from the KB)
+    text = ("Device 0: AMD Radeon RX 7700S, compute capability 11.0, VMM: no\n"
+            "Device 1: AMD Radeon 780M, compute capability 11.0, VMM: no\n")
+    got = rows(text, "gpu_devices")
+    assert [(g.get("index"), g.get("name"), g.get("arch")) for g in got] == [
+        (0, "AMD Radeon RX 7700S", None), (1, "AMD Radeon 780M", None)]
+    fails = [f for f in _bld110(*got) if f.outcome == Outcome.FAILED]
+    assert len(fails) == 1 and "780M" in fails[0].title and "gfx1103" in fails[0].title
+
+
+def test_diagnose_cpp_extension_found_rocm_but_torch_is_not_hip():
+    # https://github.com/vllm-project/vllm/issues/17445 (pip's isolated build env installed the PyPI CUDA torch)
+    text = ("/tmp/pip-build-env-hozjdhze/overlay/lib/python3.12/site-packages/torch/_subclasses/functional_tensor.py:276: "
+            "UserWarning: Failed to initialize NumPy: No module named 'numpy' (Triggered internally at "
+            "/pytorch/torch/csrc/utils/tensor_numpy.cpp:81.)\n"
+            "        cpu = _conversion_method_template(device=torch.device(\"cpu\"))\n"
+            "      No ROCm runtime is found, using ROCM_HOME='/opt/rocm-6.4.1'\n"
+            "      None   12.6\n")
+    doc = run_cli(["diagnose", "--format", "json", "-"], stdin=text).json()
+    assert doc["diagnoses"][0]["cause"] == "wrong-vendor-build" and "LOG201" in doc["diagnoses"][0]["signatures"]

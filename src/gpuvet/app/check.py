@@ -1,10 +1,11 @@
 """``check``: read every layer of this machine's stack (or pasted reports) and say which disagree."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from gpuvet.model import Report
+from gpuvet.model.record import record
 
 from .engine import Policy, stamp
 from .env import Environment
@@ -12,8 +13,10 @@ from .facts import DEFAULT_DEADLINE, start_live_facts
 from .inputs import read_text_input
 
 
-@dataclass
+@record
 class CheckOptions:
+    """The options of one ``gpuvet check``."""
+
     sources: tuple[str, ...] = ()  # pasted reports (paths, '-' for stdin); empty: this machine
     python: str | None = None  # another interpreter whose packages to examine
     deadline: float = DEFAULT_DEADLINE

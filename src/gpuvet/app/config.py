@@ -20,24 +20,29 @@ The command line wins over the environment (``GPUVET_PYTHON``), which wins over 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Mapping
 
 from gpuvet.model.errors import UsageError
+from gpuvet.model.record import record
 
 FILES = (".gpuvet.toml", "gpuvet.toml", "pyproject.toml")
 KEYS = {"select", "ignore", "fail-on", "ack", "python"}
 FAIL_ON = ("info", "warning", "error", "critical", "never")
 
 
-@dataclass
+@record
 class Setting:
+    """A resolved setting and where it came from."""
+
     value: Any
     origin: str  # "default" | "command line" | "environment GPUVET_PYTHON" | "<path> [tool.gpuvet]"
 
 
-@dataclass
+@record
 class Config:
+    """The configuration file found (if any) and the settings it holds."""
+
     path: str | None = None  # the file read, if any
     settings: dict[str, Setting] = field(default_factory=dict)
 

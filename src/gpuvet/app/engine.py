@@ -8,12 +8,13 @@ from __future__ import annotations
 import re
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable, Sequence
 
 from gpuvet import __version__
 from gpuvet.checks.base import Check, Context, Fail, Pass, Skip, Unknown
 from gpuvet.model import Deduction, ExitCode, Facts, Finding, Outcome, Report, Severity
+from gpuvet.model.record import record
 
 REPORT_SCHEMA = "https://gpuvet.dev/schema/report/1"
 REPORT_SCHEMA_VERSION = 1
@@ -24,8 +25,10 @@ REPORT_SCHEMA_VERSION = 1
 POINTS = {Severity.CRITICAL: 40, Severity.ERROR: 20, Severity.WARNING: 8, Severity.INFO: 0}
 
 
-@dataclass
+@record
 class Policy:
+    """The user's policy: select/ignore, severity overrides, acknowledged findings, --fail-on."""
+
     select: tuple[str, ...] = ()  # code prefixes to run (empty: all)
     ignore: tuple[str, ...] = ()  # code prefixes to drop
     severity: dict[str, Severity] = field(default_factory=dict)  # code -> severity override
@@ -306,7 +309,7 @@ def exit_code(report: Report, fail_on: Severity) -> ExitCode:
 
 def stamp(report: Report, env: Any, started_wall: float, started: float, live: bool = True) -> Report:
     """Fill the typed report header: tool and KB version, host (live facts only), start time, duration."""
-    from datetime import datetime, timezone
+    import time
 
     from gpuvet.model import ReportHeader
 
@@ -320,6 +323,6 @@ def stamp(report: Report, env: Any, started_wall: float, started: float, live: b
     report.header = ReportHeader(
         tool_version=__version__, kb_version=kb.get("version") if isinstance(kb, dict) else None,
         kb_date=kb.get("date") if isinstance(kb, dict) else None, host=host,
-        started_at=datetime.fromtimestamp(started_wall, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started_wall)),  # no datetime import
         duration_s=round(env.clock() - started, 3))
     return report

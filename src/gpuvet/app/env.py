@@ -7,16 +7,19 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import IO, Any, Callable, Mapping
 
 from gpuvet.model.errors import GpuvetError
+from gpuvet.model.record import record
 
 __all__ = ["Environment", "GpuvetError"]
 
 
-@dataclass
+@record
 class Environment:
+    """What a use case runs in: the streams, environ, System, clocks and working directory."""
+
     stdin: IO[Any] = field(default_factory=lambda: sys.stdin)
     stdout: IO[str] = field(default_factory=lambda: sys.stdout)
     stderr: IO[str] = field(default_factory=lambda: sys.stderr)

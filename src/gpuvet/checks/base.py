@@ -14,18 +14,21 @@ from __future__ import annotations
 
 import inspect
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable, Iterable, Sequence
 
 from gpuvet.model import Applicability, Evidence, Facts, Fix, Row, Severity
+from gpuvet.model.record import record
 
 DOC_HEADINGS = ("What it does", "Why is this bad?", "Example", "Fix", "References")
 CODE_RE = re.compile(r"^(DRV|RTM|BLD|PKG|EXT|LIB|ENV|CTR|HW|LOG|VAL)\d{3}$")
 NAME_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Fail:
+    """A check's verdict: the problem is present (title, why, evidence, fixes)."""
+
     title: str
     why: str = ""
     evidence: Sequence[Evidence] = ()
@@ -33,19 +36,25 @@ class Fail:
     severity: Severity | None = None  # override the check's default (e.g. a warning variant)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Unknown:
+    """A check's verdict: the facts it needs are missing, so it could not check."""
+
     reason: str
     evidence: Sequence[Evidence] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Skip:
+    """A check's verdict: it does not apply to this stack."""
+
     reason: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Pass:
+    """A check's verdict: checked, and nothing is wrong."""
+
     title: str = ""
     evidence: Sequence[Evidence] = ()
 
@@ -53,15 +62,19 @@ class Pass:
 Result = Fail | Unknown | Skip | Pass
 
 
-@dataclass
+@record
 class Context:
+    """What a check reads: the facts, the knowledge base and the run's options."""
+
     facts: Facts
     kb: Any  # gpuvet.kb.KB
     options: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Check:
+    """One declared check: its permanent code, name, severity, tables and documentation."""
+
     code: str
     name: str
     severity: Severity

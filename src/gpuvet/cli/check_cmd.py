@@ -1,9 +1,10 @@
-"""`gpuvet check`: argv -> CheckOptions -> app.check.run -> render -> exit status."""
+"""`gpuvet check`: Click's command (help, usage errors, every option); the body is ``check_run.run_check``,
+which the plain invocations reach without Click (``check_run.parse_check_argv``)."""
 from __future__ import annotations
 
 import click
 
-from .common import emit, env_of, make_policy, output_options, policy_options
+from .common import env_of, output_options, policy_options
 
 
 @click.command()
@@ -27,27 +28,8 @@ def check(ctx: click.Context, sources, python, deadline, show_fixes, apply_fixes
 
     Prints the stack layer by layer (with where each version was read), the findings (what disagrees
     with what, why it matters, the evidence and the fix) and a health score from 0 to 100."""
-    from gpuvet.app.check import CheckOptions, run
-    from gpuvet.app.engine import exit_code
+    from .check_run import run_check
 
-    env = env_of(ctx)
-    policy = make_policy(select, ignore, ack, fail_on, env, python)
-    python = policy.python
-    if dry_run and not apply_fixes:
-        raise click.UsageError("--dry-run goes with --fix")
-    if apply_fixes and sources:
-        raise click.UsageError("--fix changes this machine's environment: it cannot go with --from")
-    report = run(CheckOptions(sources=tuple(sources), python=python, deadline=deadline, policy=policy), env)
-    if show_fixes or apply_fixes:
-        from gpuvet.app import fixes
-
-        steps = fixes.plan(report)
-        target = report.meta.get("python") or "the examined environment"
-        env.stdout.write(fixes.script(steps, f"gpuvet check fixes for {target}"))
-        if apply_fixes:
-            env.stdout.flush() if hasattr(env.stdout, "flush") else None
-            if fixes.apply(steps, env.system(python), dry_run, env.stderr.write):
-                return 1
-        return int(exit_code(report, policy.fail_on)) if not apply_fixes or dry_run else 0
-    emit(report, env, fmt, output, verbose, stack, quiet, statistics)
-    return int(exit_code(report, policy.fail_on))
+    return run_check(env_of(ctx), sources=sources, python=python, deadline=deadline, show_fixes=show_fixes,
+                     apply_fixes=apply_fixes, dry_run=dry_run, fmt=fmt, output=output, verbose=verbose, stack=stack,
+                     select=select, ignore=ignore, ack=ack, fail_on=fail_on, quiet=quiet, statistics=statistics)

@@ -94,7 +94,7 @@ def run(exit_now: bool = True) -> int:
             return code
     from gpuvet.cli.main import run as full
 
-    return full()
+    return full(exit_now=exit_now)
 
 
 def _run(opts: RunOptions, cwd: str) -> int:

@@ -2,15 +2,11 @@
 ``gpuvet check`` never pays for diagnose's or the store's imports."""
 from __future__ import annotations
 
-import importlib
 import io
 import os
 import sys
 from typing import Sequence
 
-import click
-
-from gpuvet import __version__
 from gpuvet.app.env import Environment
 from gpuvet.model import ExitCode
 from gpuvet.model.errors import GpuvetError, UsageError
@@ -39,58 +35,13 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+def __getattr__(name: str):
+    """``cli`` (the Click group) and its pieces, imported on first use (Click costs start-up)."""
+    if name in ("cli", "LazyGroup", "EXIT_HELP"):
+        from . import group
 
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        spec = COMMANDS.get(name)
-        if spec is None:
-            return None
-        try:
-            mod = importlib.import_module(spec[0])
-        except ModuleNotFoundError as exc:
-            if exc.name == spec[0]:
-                return None
-            raise
-        return getattr(mod, spec[1])
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS) if _available(name)]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
-
-
-def _available(name: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(COMMANDS[name][0]) is not None
-
-
-def _print_version(ctx: click.Context, _param, value: bool) -> None:
-    if not value or ctx.resilient_parsing:
-        return
-    env = ctx.obj if isinstance(ctx.obj, Environment) else Environment()
-    try:
-        from gpuvet import kb
-
-        k = kb.load()
-        kbv = f"knowledge base {k.version} ({k.date})"
-    except Exception as exc:  # a broken KB must not hide the version
-        kbv = f"knowledge base unreadable: {type(exc).__name__}"
-    env.stdout.write(f"gpuvet {__version__}, {kbv}\n")
-    ctx.exit(0)
-
-
-EXIT_HELP = """Exit status: 0 nothing at or above --fail-on; 1 findings at or above --fail-on;
-2 usage error; 3 bad input (unreadable, binary, empty, truncated or oversized file); 4 gpuvet's own failure."""
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_HELP)
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
-              help="Show gpuvet's version and its knowledge base's, and exit.")
-def cli() -> None:
-    """gpuvet: keep GPU machine-learning stacks (ROCm and CUDA) healthy."""
+        return getattr(group, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> int:
@@ -99,47 +50,67 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
     from gpuvet.model.redact import redact_text, register_environ
 
     register_environ(env.environ)  # their values are masked wherever they appear in what gpuvet writes
-    try:
-        rv = cli.main(args=argv, prog_name="gpuvet", standalone_mode=False, obj=env)
-    except click.exceptions.NoArgsIsHelpError as exc:
-        env.stdout.write(exc.ctx.get_help() + "\n")
-        return int(ExitCode.OK)
-    except click.UsageError as exc:
-        hint = f"\nTry 'gpuvet {exc.ctx.command_path.split(' ', 1)[1] if exc.ctx and ' ' in exc.ctx.command_path else ''} --help'." if exc.ctx else ""
-        env.stderr.write(redact_text(f"gpuvet: error: {exc.format_message()}{hint.replace('  ', ' ')}\n"))
-        return int(ExitCode.USAGE)
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
-    except click.Abort:
-        env.stderr.write("gpuvet: aborted\n")
-        return int(ExitCode.INTERNAL)
-    except click.ClickException as exc:
-        env.stderr.write(redact_text(f"gpuvet: error: {exc.format_message()}\n"))
-        return int(ExitCode.BAD_INPUT)
-    except UsageError as exc:  # raised by a use case (a bad value, not bad syntax): one line, exit 2
-        env.stderr.write(redact_text(f"gpuvet: error: {exc}\n"))  # it may echo a value given
-        return int(exc.code)
-    except GpuvetError as exc:
-        env.stderr.write(redact_text(f"gpuvet: error: {exc}\n"))
-        return int(exc.code)
-    except KeyboardInterrupt:
-        env.stderr.write("gpuvet: interrupted\n")
-        return 130
-    except BrokenPipeError:  # `gpuvet check | head -1`: silent, and the status a pipe writer gets from SIGPIPE
-        _silence_stdout()
-        return BROKEN_PIPE
-    except Exception as exc:  # gpuvet's own bug: one line, plus the traceback only when asked for
-        if env.environ.get("GPUVET_DEBUG"):
-            import traceback
+    from .check_run import parse_check_argv, run_check
 
-            traceback.print_exc(file=env.stderr)
-        env.stderr.write(f"gpuvet: internal error: {type(exc).__name__}: {exc} "
-                         "(set GPUVET_DEBUG=1 for the traceback; please report it)\n")
-        return int(ExitCode.INTERNAL)
+    try:
+        fast = parse_check_argv(argv, env.environ)
+        if fast is not None:  # a plain `gpuvet check ...`: no Click (start-up)
+            rv: object = run_check(env, **fast)
+            global _FAST_RAN
+            _FAST_RAN = True
+        else:
+            from .group import cli
+
+            rv = cli.main(args=argv, prog_name="gpuvet", standalone_mode=False, obj=env)
+    except (Exception, KeyboardInterrupt) as exc:
+        return _failed(exc, env, redact_text)
     return int(rv if isinstance(rv, int) else ExitCode.OK)
 
 
-BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, what `yes | head -1` reports for yes
+def _failed(exc: BaseException, env: Environment, redact_text) -> int:
+    """The exit status (and the one line on stderr) for an exception out of a command.  Click's exceptions
+    are recognised only when Click was imported: without it, none can have been raised."""
+    click = sys.modules.get("click")
+    if click is not None:
+        if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+            env.stdout.write(exc.ctx.get_help() + "\n")
+            return int(ExitCode.OK)
+        if isinstance(exc, click.UsageError):
+            hint = f"\nTry 'gpuvet {exc.ctx.command_path.split(' ', 1)[1] if exc.ctx and ' ' in exc.ctx.command_path else ''} --help'." if exc.ctx else ""
+            env.stderr.write(redact_text(f"gpuvet: error: {exc.format_message()}{hint.replace('  ', ' ')}\n"))
+            return int(ExitCode.USAGE)
+        if isinstance(exc, click.exceptions.Exit):
+            return int(exc.exit_code)
+        if isinstance(exc, click.Abort):
+            env.stderr.write("gpuvet: aborted\n")
+            return int(ExitCode.INTERNAL)
+        if isinstance(exc, click.ClickException):
+            env.stderr.write(redact_text(f"gpuvet: error: {exc.format_message()}\n"))
+            return int(ExitCode.BAD_INPUT)
+    if isinstance(exc, UsageError):  # raised by a use case (a bad value, not bad syntax): one line, exit 2
+        env.stderr.write(redact_text(f"gpuvet: error: {exc}\n"))  # it may echo a value given
+        return int(exc.code)
+    if isinstance(exc, GpuvetError):
+        env.stderr.write(redact_text(f"gpuvet: error: {exc}\n"))
+        return int(exc.code)
+    if isinstance(exc, KeyboardInterrupt):
+        env.stderr.write("gpuvet: interrupted\n")
+        return 130
+    if isinstance(exc, BrokenPipeError):  # `gpuvet check | head -1`: silent, and the status a pipe writer gets from SIGPIPE
+        _silence_stdout()
+        return BROKEN_PIPE
+    # gpuvet's own bug: one line, plus the traceback only when asked for
+    if env.environ.get("GPUVET_DEBUG"):
+        import traceback
+
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=env.stderr)
+    env.stderr.write(f"gpuvet: internal error: {type(exc).__name__}: {exc} "
+                     "(set GPUVET_DEBUG=1 for the traceback; please report it)\n")
+    return int(ExitCode.INTERNAL)
+
+
+BROKEN_PIPE = 128 + 13
+_FAST_RAN = False  # the last main() ran a plain `gpuvet check` through the fast path (see run)  # 128 + SIGPIPE, what `yes | head -1` reports for yes
 
 
 class _Closed(io.StringIO):
@@ -179,7 +150,14 @@ def _silence_stdout() -> None:
         pass
 
 
-def run() -> int:
+def run(exit_now: bool = False) -> int:
+    """The process entry point (through ``cli.fast.run``).  ``exit_now``: after a plain ``gpuvet check``
+    (the fast path) whose probe threads have all ended, leave with ``os._exit`` once the streams are
+    flushed, skipping the interpreter's tear-down (it frees every module and object one by one: ~25 M
+    instructions, 5 % of a check, after the report is written).  Not after anything else (a command that
+    may still hold an open file, a probe thread still waiting on a hung tool)."""
+    global _FAST_RAN
+    _FAST_RAN = False
     stdout_closed = sys.stdout is None
     env = Environment(stdin=sys.stdin if sys.stdin is not None else _Closed("input"),
                       stdout=sys.stdout if sys.stdout is not None else _Closed("output"),
@@ -195,4 +173,13 @@ def run() -> int:
         return BROKEN_PIPE
     except (OSError, ValueError):
         pass
+    if exit_now and _FAST_RAN and not stdout_closed and sys.stderr is not None:
+        import threading
+
+        if threading.active_count() == 1:
+            try:
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                return code
+            os._exit(code)
     return code

@@ -15,12 +15,16 @@ a document of the table's shape.  Anything else is a miss: the YAML is parsed an
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import stat
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Union
+
+from gpuvet.model.digest import sha256_hex
+
+# a path is a str internally (pathlib and its urllib/ipaddress imports cost `gpuvet check` start-up);
+# callers may pass any os.PathLike
+PathArg = Union[str, "os.PathLike[str]"]
 
 CACHE_FORMAT = 2
 MAX_CACHE_BYTES = 16 * 1024 * 1024  # the largest table is ~130 KB of YAML
@@ -30,20 +34,26 @@ class KBError(Exception):
     """The knowledge base itself is malformed (a packaging bug, reported as gpuvet's own failure)."""
 
 
-def _data_dir() -> Path:
-    return Path(__file__).resolve().parent / "data"  # the package is a directory (importlib.resources costs start-up)
+def _data_dir() -> str:
+    # the package is a directory (importlib.resources costs start-up)
+    return os.path.join(os.path.dirname(os.path.realpath(__file__)), "data")
 
 
-def _cache_dir() -> Path | None:
+def _cache_dir() -> str | None:
     if os.environ.get("GPUVET_NO_CACHE"):
         return None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not os.path.isabs(base):  # the XDG spec: a relative path is invalid and must be ignored
         return None
-    return Path(base) / "gpuvet" / "kb"
+    return os.path.join(base, "gpuvet", "kb")
 
 
-def _yaml_load(path: Path, raw: bytes | None = None) -> Any:
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _yaml_load(path: str, raw: bytes | None = None) -> Any:
     import yaml  # lazily: only a cache miss pays for parsing
 
     try:
@@ -51,10 +61,10 @@ def _yaml_load(path: Path, raw: bytes | None = None) -> Any:
     except ImportError:  # pragma: no cover
         from yaml import SafeLoader as Loader  # type: ignore[assignment]
     try:
-        text = (raw if raw is not None else path.read_bytes()).decode("utf-8")
+        text = (raw if raw is not None else _read_bytes(path)).decode("utf-8")
         return yaml.load(text, Loader=Loader)
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise KBError(f"kb/data/{path.name}: {exc}") from None
+        raise KBError(f"kb/data/{os.path.basename(path)}: {exc}") from None
 
 
 def _private(st: os.stat_result) -> bool:
@@ -62,22 +72,23 @@ def _private(st: os.stat_result) -> bool:
     return st.st_uid == os.geteuid() and not (st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
 
 
-def _open_dir(path: Path, create: bool) -> int | None:
+def _open_dir(path: str, create: bool) -> int | None:
     """A file descriptor of our own cache directory ``path`` (``.../gpuvet/kb``), or None when it (or
     ``.../gpuvet``) is missing, a link, not ours, or writable by others.  ``create`` makes them 0700."""
     fd: int | None = None
+    parent_dir = os.path.dirname(path)
     if create:
         try:
-            os.makedirs(path.parent.parent, 0o700, exist_ok=True)
+            os.makedirs(os.path.dirname(parent_dir), 0o700, exist_ok=True)
         except OSError:
             return None
     try:
-        parent = os.open(path.parent.parent, os.O_RDONLY | os.O_DIRECTORY)
+        parent = os.open(os.path.dirname(parent_dir), os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
         return None
     try:
         fd = parent
-        for name in (path.parent.name, path.name):
+        for name in (os.path.basename(parent_dir), os.path.basename(path)):
             if create:
                 try:
                     os.mkdir(name, 0o700, dir_fd=fd)
@@ -135,12 +146,12 @@ def _write_cache(dfd: int, name: str, key: str, doc: Any) -> None:
             pass
 
 
-def _load_file(path: Path, valid: Callable[[Any], bool] = lambda doc: True) -> Any:
+def _load_file(path: str, valid: Callable[[Any], bool] = lambda doc: True) -> Any:
     """Parse one data file, through the JSON cache when an entry there is trustworthy and ``valid``."""
-    raw = path.read_bytes()
-    key = hashlib.sha256(b"%d|" % CACHE_FORMAT + raw).hexdigest()[:32]
+    raw = _read_bytes(path)
+    key = sha256_hex(b"%d|" % CACHE_FORMAT + raw)[:32]
     cdir = _cache_dir()
-    name = f"{path.stem}-{key}.json"
+    name = f"{os.path.splitext(os.path.basename(path))[0]}-{key}.json"
     dfd = _open_dir(cdir, create=False) if cdir is not None else None
     try:
         if dfd is not None:
@@ -172,9 +183,9 @@ def _table_shape(name: str) -> Callable[[Any], bool]:
 class KB:
     """The knowledge base.  ``table(name)`` parses ``data/<name>.yaml`` on first use."""
 
-    def __init__(self, data_dir: Path | None = None):
-        self.data_dir = data_dir or _data_dir()
-        meta = _load_file(self.data_dir / "kb.yaml", lambda d: isinstance(d, dict)) or {}
+    def __init__(self, data_dir: PathArg | None = None):
+        self.data_dir: str = os.fspath(data_dir) if data_dir else _data_dir()
+        meta = _load_file(os.path.join(self.data_dir, "kb.yaml"), lambda d: isinstance(d, dict)) or {}
         if not isinstance(meta, dict):
             raise KBError("kb/data/kb.yaml: needs a mapping with version and date")
         self.version = str(meta.get("version", "0"))
@@ -183,17 +194,17 @@ class KB:
         self.descriptions: dict[str, str] = {}
 
     def table_names(self) -> list[str]:
-        return sorted(p.stem for p in self.data_dir.glob("*.yaml") if p.name != "kb.yaml")
+        return sorted(n[:-5] for n in _yaml_names(self.data_dir) if n != "kb.yaml")
 
     def table(self, name: str) -> list[dict[str, Any]]:
         if name not in self._tables:
-            path = self.data_dir / f"{name}.yaml"
-            if not path.exists():
+            path = os.path.join(self.data_dir, f"{name}.yaml")
+            if not os.path.exists(path):
                 self._tables[name] = []
                 return []
             doc = _load_file(path, _table_shape(name))
             if not isinstance(doc, dict) or doc.get("table") != name or not isinstance(doc.get("entries"), list):
-                raise KBError(f"kb/data/{path.name}: needs 'table: {name}' and a list 'entries'")
+                raise KBError(f"kb/data/{name}.yaml: needs 'table: {name}' and a list 'entries'")
             self._tables[name] = doc["entries"]
             self.descriptions[name] = str(doc.get("description", ""))
         return self._tables[name]
@@ -207,10 +218,22 @@ class KB:
         return {"version": self.version, "date": self.date}
 
 
+def _yaml_names(root: str) -> list[str]:
+    """The ``*.yaml`` names in ``root``, sorted (what ``Path.glob("*.yaml")`` found)."""
+    try:
+        return sorted(n for n in os.listdir(root) if n.endswith(".yaml"))
+    except OSError:
+        return []
+
+
 def data_files() -> list[tuple[str, str]]:
     """(file name, text) of every YAML data file, sorted."""
     root = _data_dir()
-    return [(p.name, p.read_text(encoding="utf-8")) for p in sorted(root.glob("*.yaml"))]
+    out = []
+    for n in _yaml_names(root):
+        with open(os.path.join(root, n), encoding="utf-8") as fh:
+            out.append((n, fh.read()))
+    return out
 
 
 @functools.lru_cache(maxsize=1)

@@ -9,11 +9,12 @@ a GPU, the newest host GCC an nvcc accepts, the newest CUDA a driver supports.  
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable
 
 from packaging.version import Version
 
+from gpuvet.model.record import record
 from gpuvet.model.versions import local_tag, minor_of, parse_version, spec_contains  # noqa: F401 (re-exported as q.*)
 
 # -- versions: parsed in one place (gpuvet.model.versions), re-exported for the KB's callers ------------
@@ -25,8 +26,10 @@ def _vkey(text: Any) -> Version:
 
 
 # -- torch releases ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record(frozen=True)
 class Variant:
+    """One build variant of a torch release (cu128, rocm6.2.4, cpu)."""
+
     name: str  # cu128, rocm6.2.4, cpu
     kind: str  # cuda | rocm | cpu | xpu
     version: str  # 12.8, 6.2.4, ''
@@ -44,8 +47,10 @@ class Variant:
                    str(e.get("source", "")))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TorchRelease:
+    """A torch release the knowledge base records, with its variants."""
+
     version: str  # "2.8"
     latest: str  # "2.8.0"
     python_min: str | None
@@ -165,8 +170,10 @@ def _short_name(name: str) -> str:
     return short if len(short) > 2 and not short.isdigit() else ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Gpu:
+    """A GPU the knowledge base records: its vendor, architecture and name."""
+
     vendor: str  # nvidia | amd | ''
     arch: str  # sm_90 | gfx90a
     name: str = ""

@@ -7,19 +7,25 @@ table report ``unknown``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable, Iterator, Mapping
 
+from .record import record
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class Column:
+    """One typed, documented column of a fact table."""
+
     name: str
     type: str
     doc: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TableSpec:
+    """A declared fact table: its name, its documentation and its columns."""
+
     name: str
     doc: str
     columns: tuple[Column, ...]
@@ -241,7 +247,7 @@ SUPPLIED_BY: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Row:
     """One fact row: the table it belongs to, its values, and where it was read."""
 
@@ -267,7 +273,7 @@ class Row:
         return d
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProbeError:
     """A probe that failed, timed out, or whose tool is missing; the tables it would have filled."""
 
@@ -297,7 +303,7 @@ def row(table: str, source: str, **values: Any) -> Row:
     return Row(table, dict(values), source[:MAX_VALUE] if isinstance(source, str) else source)
 
 
-@dataclass
+@record
 class Facts:
     """All facts known about one machine or one pasted report.
 

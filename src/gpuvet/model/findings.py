@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypedDict
+
+from .record import record
 
 
 class Severity(enum.IntEnum):
@@ -52,8 +54,10 @@ class ExitCode(enum.IntEnum):
     INTERNAL = 4  # gpuvet's own failure (a bug): please report it
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Fix:
+    """One way to fix a finding: its text, how safe it is to apply, and the command (if any)."""
+
     text: str
     applicability: Applicability = Applicability.DISPLAY_ONLY
     command: str | None = None
@@ -74,7 +78,7 @@ class Fix:
 MAX_EVIDENCE = 2000  # characters of one evidence text
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Evidence:
     """A fact row or a log line that supports a finding."""
 
@@ -96,8 +100,10 @@ class Evidence:
         return d
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
+    """The outcome of one check (or log signature): what disagrees, the evidence and the fixes."""
+
     code: str
     name: str
     severity: Severity
@@ -137,14 +143,16 @@ class Finding:
         return d
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Deduction:
+    """Points a failed (or unchecked) finding took off the health score, and why."""
+
     code: str
     points: int
     reason: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReportHeader:
     """Who made a report, about which machine, when and how long it took (``header`` in the JSON)."""
 
@@ -205,7 +213,7 @@ class ReportExtra(TypedDict, total=False):
     into: JSONDoc
 
 
-@dataclass
+@record
 class Report:
     """What a command produced: findings, the facts behind them, a score, and metadata."""
 

@@ -6,18 +6,22 @@ tuples; nothing else spells the list out.  Meanings: ../shared/benchmarks/incide
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .record import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Cause:
+    """A root cause of the taxonomy, its meaning and its generic fix."""
+
     name: str
     meaning: str
     fix: str  # the generic fix ``diagnose`` shows when a reading names this cause without its own fix
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Component:
+    """A stack component of the taxonomy and its meaning."""
+
     name: str
     meaning: str
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from gpuvet.model import Facts, ProbeError, Row
+from gpuvet.model.record import record
 
 from .system import InterpreterError, System
 
@@ -25,8 +25,10 @@ class ProbeFailed(Exception):
         self.tables = tables  # the tables the failure leaves unknown (default: all the probe's tables)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Probe:
+    """One source of facts: its name, the tables it fills, and how it reads them."""
+
     name: str
     tables: tuple[str, ...]
     func: Callable[[System], Iterable[Row]]

@@ -27,8 +27,10 @@ import struct
 import threading
 import zlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, BinaryIO, Callable
+
+from gpuvet.model.record import record
 
 FATBIN_MAGIC = 0xBA55ED50
 FATBIN_KIND_PTX = 1
@@ -53,16 +55,20 @@ class ElfError(Exception):
     """Not an ELF file, or a malformed one."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Section:
+    """One section header of an ELF file."""
+
     name: str
     offset: int
     size: int
     type: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ElfInfo:
+    """What the dynamic section and section headers of an ELF file say."""
+
     path: str
     elfclass: int  # 32 | 64
     machine: str  # EM_X86_64, EM_AARCH64, ...
@@ -73,7 +79,7 @@ class ElfInfo:
     sections: dict[str, Section] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CodeObjects:
     """GPU code objects found in a library: counts per target name, and what was walked."""
 
@@ -563,8 +569,10 @@ DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH = 1, 14, 15, 29
 STB_GLOBAL, STB_WEAK = 1, 2
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RawSection:
+    """A section header as read from the file, before its name is resolved."""
+
     name: str
     type: int
     offset: int

@@ -23,7 +23,6 @@ libraries' own (path, size, mtime), so a second ``gpuvet check`` only stats the 
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -33,6 +32,7 @@ import time
 from typing import Any, Iterable, Sequence
 
 from gpuvet.model import Row, row
+from gpuvet.model.digest import sha1_hex
 
 from . import elf
 from .base import Probe
@@ -52,7 +52,7 @@ def cache_name(system: System) -> str:
     import sys
 
     who = getattr(system, "python", None) or sys.executable
-    return f"elf-scan-v1-{hashlib.sha1(who.encode()).hexdigest()[:12]}.json"
+    return f"elf-scan-v1-{sha1_hex(who.encode())[:12]}.json"
 MAX_FILES = 5000  # shared objects read per check (a bound; the rest are named as not read)
 MAX_MISSING_SHOWN = 8
 DEADLINE_S = 2.5
@@ -322,7 +322,7 @@ class TorchSymbols:
             for p in self.libs:
                 st = system.stat(p)
                 parts.append(f"{p}:{st.size if st else -1}:{st.mtime if st else -1}")
-            self.key = hashlib.sha1("\n".join(parts).encode()).hexdigest()[:16]
+            self.key = sha1_hex("\n".join(parts).encode())[:16]
 
     def tables(self) -> list[elf.SymbolTable]:
         if self._tables is None:

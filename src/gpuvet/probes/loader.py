@@ -40,10 +40,10 @@ from __future__ import annotations
 import os
 import re
 import struct
-from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 from gpuvet.model import Row, row
+from gpuvet.model.record import record
 from gpuvet.model.versions import normalise_name
 
 from . import elf
@@ -118,8 +118,10 @@ def _dlopened(soname: str) -> list[str]:
 
 
 # -- the ld.so cache ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record(frozen=True)
 class CacheEntry:
+    """One library of the ld.so cache."""
+
     soname: str
     path: str
     flags: int = FLAG_ELF_LIBC6
@@ -191,8 +193,10 @@ def _cache_matches(entry: CacheEntry, machine: str) -> bool:
 
 
 # -- resolution ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record(frozen=True)
 class Resolution:
+    """Where the dynamic loader would find one DT_NEEDED library, and why."""
+
     soname: str
     requested_by: str
     path: str  # '' when unresolved

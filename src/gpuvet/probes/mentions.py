@@ -87,6 +87,9 @@ HIP_CMD_RE = re.compile(r"torch\.version\.hip\b")
 DEV_COMFY_RE = re.compile(r"^Device: (?:cuda|hip):(\d+) (.+?) : (?:native|cudaMallocAsync|[\w.-]+)\s*$")
 # llama.cpp ggml-cuda on HIP: "  Device 0: AMD Radeon RX 7900 XTX, gfx1100 (0x1100), VMM: no, Wave Size: 32"
 DEV_GGML_RE = re.compile(r"^\s*Device (\d+): (.+?), (gfx[0-9a-f]+)(?::[\w+:-]+)?(?: \(0x[0-9a-f]+\))?, VMM: ")
+# older llama.cpp: "Device 1: AMD Radeon 780M, compute capability 11.0, VMM: no" (on HIP the gfx major/minor: the
+# name decides the target through the KB)
+DEV_GGML_CC_RE = re.compile(r"^\s*Device (\d+): (.+?), compute capability (\d+)\.(\d+), VMM: ")
 # ollama: msg="[0] GcnArchName: gfx1031", msg="inference compute" ... library=rocm ... compute=gfx1150 ... name="...",
 # msg="amdgpu is not supported" gpu=0 gpu_type=gfx1031
 DEV_OLLAMA_ARCH_RE = re.compile(r"\[(\d+)\] GcnArchName: (gfx[0-9a-f]+)|\bgpu=(\d+) gpu_type=(gfx[0-9a-f]+)")
@@ -360,6 +363,13 @@ def _gpu_row(idx: int | None, name: str, arch: str, src: str, add) -> None:
                                                 arch=arch or None))
 
 
+def _nvidia_row(idx: int, name: str, cc: str, src: str, add) -> None:
+    if not re.search(r"\b(NVIDIA|GeForce|Tesla|Quadro|RTX)\b", name):
+        return
+    add(("gpu", "nvidia", idx, name), row("gpu_devices", src, vendor="nvidia", index=idx, name=name.strip(),
+                                          compute_capability=cc, arch=f"sm_{cc.replace('.', '')}"))
+
+
 def _gpu_mentions(line: str, n: int, source: str, add) -> None:
     """One line's GPU, in the shapes ComfyUI, llama.cpp, ollama, torch and rocminfo print it."""
     src = f"{source} line {n} ({_snippet(line, 100)})"
@@ -370,6 +380,14 @@ def _gpu_mentions(line: str, n: int, source: str, add) -> None:
     m = DEV_GGML_RE.match(line)
     if m:
         _gpu_row(int(m.group(1)), m.group(2), m.group(3), src, add)
+        return
+    m = DEV_GGML_CC_RE.match(line)
+    if m:
+        name = m.group(2)
+        if re.search(r"\b(AMD|Radeon|Instinct)\b", name):
+            _gpu_row(int(m.group(1)), name, "", src, add)
+        else:
+            _nvidia_row(int(m.group(1)), name, f"{m.group(3)}.{m.group(4)}", src, add)
         return
     m = DEV_PROPS_RE.search(line)
     if m:
@@ -422,7 +440,7 @@ _ANY = re.compile(r"/opt/rocm-\d|roc-\d|\.info/version|^[a-z0-9.+-]+/[\w,.-]+ \S
                   r"|rocm/[a-z0-9._-]+:|\.whl\b|torch|Found HIP installation|^[ \t]*Runtime Version:|rocm-\d+\.\d+\.\d+"
                   r"|^(?:rocm-core|hip-runtime-amd|amdgpu-dkms)[-.]|^Package:[ \t]*(?:rocm|hip|amdgpu|miopen|rocblas|libamdhip)"
                   r"| VERSION: \d|amdgpu\.ko|modinfo amdgpu|/sys/module/amdgpu/version|libamdhip64\.so"
-                  r"|^Device: (?:cuda|hip):\d|, gfx[0-9a-f]+|GcnArchName|gpu_type=gfx|library=rocm|gcnArchName"
+                  r"|^Device: (?:cuda|hip):\d|, gfx[0-9a-f]+|, compute capability \d|GcnArchName|gpu_type=gfx|library=rocm|gcnArchName"
                   r"|^[ \t]*Name:[ \t]+gfx|HSA_OVERRIDE_GFX_VERSION", re.M)
 
 

@@ -11,8 +11,9 @@ import signal
 import stat as _stat
 import subprocess
 import threading
-from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
+
+from gpuvet.model.record import record
 
 DEFAULT_TIMEOUT = 3.0
 MAX_READ = 4 * 1024 * 1024
@@ -49,8 +50,10 @@ class InterpreterError(Exception):
         self.kind = kind
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CommandResult:
+    """What one command run gave: its exit status, its output, or why it did not run."""
+
     argv: tuple[str, ...]
     returncode: int | None
     stdout: str = ""
@@ -77,8 +80,10 @@ class CommandResult:
         return f"`{cmd}` exited {self.returncode}: {tail[0][:200]}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FileStat:
+    """The parts of a file's stat that probes and caches use."""
+
     size: int
     mtime: float
     mode: int
@@ -159,15 +164,22 @@ class System:
         return "%d.%d.%d" % sys.version_info[:3]
 
     def hostname(self) -> str:
-        import platform
+        try:
+            return os.uname().nodename  # what platform.node() reads on POSIX, without importing platform
+        except AttributeError:  # pragma: no cover (no os.uname: Windows)
+            import platform
 
-        return platform.node()
+            return platform.node()
 
     def uname(self) -> tuple[str, str, str]:
         """(system, kernel release, machine) of this machine: ('Linux', '6.1.0-18-amd64', 'x86_64')."""
-        import platform
+        try:
+            u = os.uname()  # platform.uname() reads the same on POSIX; importing platform costs start-up
+            return u.sysname, u.release, u.machine
+        except AttributeError:  # pragma: no cover (no os.uname: Windows)
+            import platform
 
-        return platform.system(), platform.release(), platform.machine()
+            return platform.system(), platform.release(), platform.machine()
 
     def libc_version(self) -> str:
         """The C library this process runs on, as glibc names itself ('glibc 2.36'); '' when unknown

@@ -7,14 +7,16 @@ views live in ``render.listing``."""
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from gpuvet.model import Report
+from gpuvet.model.record import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Format:
+    """An output format: its name, the renderer that writes it, and its help."""
+
     name: str
     target: str  # "module:function"
     help: str

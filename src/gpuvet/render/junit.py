@@ -12,7 +12,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from gpuvet.model import Finding, Outcome, Report, Severity
 
-from .terminal import VERDICT_TEXT, order_failed, unknown_lines
+from .terminal import order_failed, unknown_lines, verdict_text
 
 
 def _body(f: Finding) -> str:
@@ -23,7 +23,7 @@ def render_junit(report: Report, **_: Any) -> str:
     cls = quoteattr("gpuvet." + report.command)
     usable = report.extra.get("usable")
     verdict = report.extra.get("verdict")
-    head = usable.get("text", "") if usable else (f"Verdict: {VERDICT_TEXT.get(verdict, verdict)}" if verdict else "")
+    head = usable.get("text", "") if usable else (f"Verdict: {verdict_text(report)}" if verdict else "")
     ran = order_failed(report.findings) + [f for f in report.findings if f.outcome is Outcome.PASSED]
     unknown = [f for f in report.findings if f.outcome is Outcome.UNKNOWN]
     reasons = unknown_lines(report, unknown) if unknown else []

@@ -12,7 +12,7 @@ from typing import Any
 from gpuvet.model import Outcome, Report, Severity
 
 from .stack import stack_lines
-from .terminal import VERDICT_TEXT, order_failed, short_stack, tally, unknown_lines
+from .terminal import order_failed, short_stack, tally, unknown_lines, verdict_text
 
 ICON = {Outcome.FAILED: "❌", Outcome.UNKNOWN: "❔", Outcome.PASSED: "✅", Outcome.SKIPPED: "➖"}
 SEV_ICON = {Severity.CRITICAL: "❌", Severity.ERROR: "❌", Severity.WARNING: "⚠️", Severity.INFO: "ℹ️"}
@@ -29,7 +29,7 @@ def render_markdown(report: Report, verbose: bool = False, stack: bool = False, 
     if usable:
         out += [f"**{_cell(usable.get('text', ''))}**", ""]
     elif verdict:
-        out += [f"**Verdict: {_cell(VERDICT_TEXT.get(verdict, verdict))}**", ""]
+        out += [f"**Verdict: {_cell(verdict_text(report))}**", ""]
         out += [f"- {_cell(w)}" for w in report.extra.get("verdict_reasons", [])]
         out += [f"- source: {_cell(s)}" for s in report.extra.get("sources", [])]
         out.append("")

@@ -114,7 +114,7 @@ def _verdict(out: _Out, report: Report) -> None:
     verdict = report.extra.get("verdict")
     if verdict:
         code = {"works": "1;32", "breaks": "1;31"}.get(verdict, "1;33")
-        out.para(f"Verdict: {VERDICT_TEXT.get(verdict, verdict)}", code=code)
+        out.para(f"Verdict: {verdict_text(report)}", code=code)
         reasons = report.extra.get("verdict_reasons", [])
         for why in reasons[:6]:
             out.para(f"- {why}", indent=2, hang=4)
@@ -138,17 +138,42 @@ def order_failed(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(failed, key=lambda f: (bool(f.acknowledged), -int(f.severity), f.code))
 
 
-def tally(findings: Sequence[Finding]) -> list[str]:
+def tally(findings: Sequence[Finding], by_severity: bool = False) -> list[str]:
     """The score line's counts: failures (warnings and worse) apart from information notes and
-    acknowledged findings, so a note never reads as a failure beside a score of 100."""
+    acknowledged findings, so a note never reads as a failure beside a score of 100.  ``by_severity``
+    (beside a compat verdict): the failures per severity, "1 warning" rather than "1 failed", so a
+    stack that works with a warning never reads "works" beside "1 failed"."""
     failed = [f for f in findings if f.outcome is Outcome.FAILED]
-    counts = [(sum(1 for f in failed if not f.acknowledged and f.severity > Severity.INFO), "failed"),
-              (sum(1 for f in failed if not f.acknowledged and f.severity == Severity.INFO), "information"),
-              (sum(1 for f in failed if f.acknowledged), "acknowledged"),
-              (sum(1 for f in findings if f.outcome is Outcome.PASSED), "passed"),
-              (sum(1 for f in findings if f.outcome is Outcome.UNKNOWN), "could not be checked"),
-              (sum(1 for f in findings if f.outcome is Outcome.SKIPPED), "not applicable")]
+    bad = [f for f in failed if not f.acknowledged and f.severity > Severity.INFO]
+    counts = [(len(bad), "failed")]
+    if by_severity and bad:
+        counts = [(sum(1 for f in bad if f.severity == sev), _severity_word(sev, sum(1 for f in bad if f.severity == sev)))
+                  for sev in (Severity.CRITICAL, Severity.ERROR, Severity.WARNING)]
+        counts = [c for c in counts if c[0]]
+    counts += [(sum(1 for f in failed if not f.acknowledged and f.severity == Severity.INFO), "information"),
+               (sum(1 for f in failed if f.acknowledged), "acknowledged"),
+               (sum(1 for f in findings if f.outcome is Outcome.PASSED), "passed"),
+               (sum(1 for f in findings if f.outcome is Outcome.UNKNOWN), "could not be checked"),
+               (sum(1 for f in findings if f.outcome is Outcome.SKIPPED), "not applicable")]
     return [f"{n} {w}" for n, w in counts if n or w in ("failed", "passed")]
+
+
+def _severity_word(sev: Severity, n: int) -> str:
+    word = {Severity.CRITICAL: "critical", Severity.ERROR: "error", Severity.WARNING: "warning"}[sev]
+    return word if n == 1 or sev == Severity.CRITICAL else word + "s"
+
+
+def verdict_text(report: Report) -> str:
+    """The compat verdict as shown: "works", "works, with 1 warning" (a warning is a caveat to read, not
+    a break), "breaks", or "not known (...)"."""
+    verdict = str(report.extra.get("verdict") or "")
+    text = VERDICT_TEXT.get(verdict, verdict)
+    if verdict == "works":
+        n = sum(1 for f in report.findings if f.outcome is Outcome.FAILED and not f.acknowledged
+                and f.severity == Severity.WARNING)
+        if n:
+            text += f", with {n} warning{'s' if n > 1 else ''}"
+    return text
 
 
 def _finding(out: _Out, f: Finding, brief: bool = False) -> None:
@@ -312,7 +337,8 @@ def _score(out: _Out, report: Report) -> None:
             out.para(out.style("Score: none", "1;33") + ": nothing could be checked ("
                      + " · ".join(p for p in parts if not p.startswith("0 ")) + ")", hang=2)
     elif report.findings and report.command not in ("diagnose", "run"):
-        out.para(" · ".join(p for p in tally(report.findings) if not p.startswith("0 ")))
+        by_severity = bool(report.extra.get("verdict"))
+        out.para(" · ".join(p for p in tally(report.findings, by_severity) if not p.startswith("0 ")))
     kb = report.meta.get("kb")
     if kb:
         el = report.meta.get("elapsed_s")
