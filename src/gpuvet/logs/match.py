@@ -90,7 +90,8 @@ class Scanner:
                 res.hints[h.name] = h
         if is_error_line(text):
             res.error_lines.append((lineno, text[:400]))
-        elif is_symptom_line(text):
+        elif not res.error_lines and len(text) <= 400 and is_symptom_line(text):
+            # only read while no error line has shown: the model reads symptoms only in a text without one
             res.symptom_lines.append((lineno, text[:400]))
         if not keys:
             return []
