@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
+MARGIN = 13.0  # the CPU-time ratio that keeps the 10x goal on a loaded machine (issue 11)
 
 
 def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int, float]:
@@ -104,8 +105,10 @@ def main() -> int:
             "gpuvet check --format json": (check_argv, genv)}
     for spec in args.baseline:
         bname, _, bdir = spec.rpartition("=")
-        cmds[f"gpuvet check ({bname or 'baseline'})"] = ([sys.executable, "-m", "gpuvet"] + check_argv[len(gpuvet):],
-                                                        dict(env, PYTHONPATH=str(Path(bdir).resolve())))
+        benv = dict(env, PYTHONPATH=str(Path(bdir).resolve()))
+        cmds[f"gpuvet check ({bname or 'baseline'})"] = ([sys.executable, "-m", "gpuvet", "check", "--fail-on", "never"], benv)
+        cmds[f"gpuvet check --format json ({bname or 'baseline'})"] = ([sys.executable, "-m", "gpuvet"] + check_argv[len(gpuvet):],
+                                                                      benv)
     cmds["collect_env"] = ([args.python, "-m", "torch.utils.collect_env"], env)
     compiled = sorted({compile_package(argv[0], cenv) for name, (argv, cenv) in cmds.items() if name != "collect_env"} - {""})
     torch_version = subprocess.run([args.python, "-c", "import importlib.metadata as m; print(m.version('torch'))"],
@@ -143,8 +146,11 @@ def main() -> int:
     where = (f"{mach['cpus']} CPUs ({mach['cpu']}), {mach['os']}, Python {mach['python']}, torch {torch_version}; "
              f"1-minute load average {load['min']}-{load['max']} (median {load['median']}) during the run")
     verdict = "meets" if min(ratio, ratio_json) >= 10 else "misses"
+    cpu_verdict = "meets" if min(cpu_ratio, cpu_ratio_json) >= 10 else "misses"
+    margin = "holds" if min(cpu_ratio, cpu_ratio_json) >= MARGIN else "misses"
     summary = (f"terminal (default) {ratio:.1f}x, --format json {ratio_json:.1f}x faster than collect_env "
-               f"(wall medians; CPU time {cpu_ratio:.1f}x / {cpu_ratio_json:.1f}x): {verdict} the 10x goal")
+               f"(wall medians; CPU time {cpu_ratio:.1f}x / {cpu_ratio_json:.1f}x): {verdict} the 10x goal by wall "
+               f"time, {cpu_verdict} it by CPU time; the {MARGIN:g}x CPU-time margin (for a loaded machine) {margin}")
     print(f"machine: {where}")
     print(summary)
     result = {"label": args.label, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
@@ -153,6 +159,7 @@ def main() -> int:
               "environment": {"PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE", "")},
               "speedup": round(ratio, 2), "speedup_terminal": round(ratio, 2), "speedup_json": round(ratio_json, 2),
               "cpu_speedup_terminal": round(cpu_ratio, 2), "cpu_speedup_json": round(cpu_ratio_json, 2),
+              "goal_wall": verdict, "goal_cpu": cpu_verdict, "cpu_margin": {"ratio": MARGIN, "verdict": margin},
               "summary": summary}
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"check_speed-{args.label}.json").write_text(json.dumps(result, indent=1) + "\n")
@@ -167,7 +174,7 @@ def main() -> int:
         md.append(f"| {name} | {r['median_s']} | {r['min_s']} | {r['max_s']} | {r['median_cpu_s']} | {r['median_peak_mib']} |")
     md += ["", f"Speed-up over collect_env: terminal output (the default) **{ratio:.1f}x**, "
                f"`--format json` **{ratio_json:.1f}x** (wall-clock medians, same run, same machine); "
-               f"CPU time {cpu_ratio:.1f}x / {cpu_ratio_json:.1f}x."]
+               f"CPU time {cpu_ratio:.1f}x / {cpu_ratio_json:.1f}x.", "", f"Verdict: {summary}."]
     if args.baseline:
         md += ["", "Baselines (`--baseline`): the `gpuvet check (NAME)` rows ran another source tree through "
                "PYTHONPATH, alternating with the others run by run, so machine load falls on all alike."]

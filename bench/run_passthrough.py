@@ -1,7 +1,7 @@
 """`gpuvet run` against the bare command, in the same run: pass-through throughput, overhead on log-heavy
 jobs (writing to /dev/null and to a regular file), and the CPU time gpuvet itself spends.
 
-    python bench/run_passthrough.py --quick --name h200   # the closing-run command: ~40-50 s on an idle machine
+    python bench/run_passthrough.py --quick --name h200   # the closing-run command (est. ~40 s idle: 26.6 s on the H200 before the file rows)
     python bench/run_passthrough.py [--mb 512] [--lines 1000000] [--repeat 5] [--out bench/results] [--name X]
 
 Cases (each child exits 0, so no bundle or diagnosis is made: this measures the pass-through itself, gpuvet's

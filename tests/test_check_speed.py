@@ -156,3 +156,25 @@ def test_fast_and_click_paths_give_the_same_report():
         doc.pop("header", None)
         outs.append((rc, json.dumps(doc, sort_keys=True), err.getvalue()))
     assert outs[0] == outs[1]
+
+
+def test_fast_check_exits_at_once_with_its_whole_report_and_status(tmp_path):
+    """After a fast-path check the process leaves with os._exit (no interpreter tear-down): the report is
+    still written whole, through a pipe and into a file, with the right exit status."""
+    import json
+
+    from conftest import FIXTURES, REAL
+
+    env = dict(os.environ, NO_COLOR="1", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    gv = [sys.executable, "-m", "gpuvet", "check"]
+    live = subprocess.run(gv + ["--format", "json", "--fail-on", "never"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert live.returncode == 0 and json.loads(live.stdout)["command"] == "check", live.stderr
+    pasted = [str(REAL / "debian12-cpu-rocm52" / "rocminfo.txt"), str(FIXTURES / "amd" / "pasted" / "lspci-grep-vga-vega10.txt")]
+    out = tmp_path / "report.txt"
+    with open(out, "w") as fh:
+        r = subprocess.run(gv + ["--from", pasted[0], "--from", pasted[1]], cwd=tmp_path, env=env, stdout=fh,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+    text = out.read_text()
+    assert r.returncode == 1, r.stderr  # the amdgpu driver is not loaded: an error at the default --fail-on
+    assert text.rstrip().splitlines()[-1].startswith("gpuvet ") and "Score" in text

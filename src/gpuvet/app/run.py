@@ -183,8 +183,11 @@ class MiddleScan:
     behind by more than ``MIDDLE_QUEUE`` bytes, a queued block is replaced by its newlines, so the numbering
     stays right."""
 
-    def __init__(self, grep: str, patterns: Sequence[str], system: System | None = None):
+    def __init__(self, grep: str, patterns: Sequence[str], system: System | None = None,
+                 max_kept: int = MAX_KEPT_LINES):
         import tempfile
+
+        self.max_kept = max_kept
 
         fd, self.pfile = tempfile.mkstemp(prefix="gpuvet-patterns-", suffix=".txt")  # 0600, unpredictable
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -295,7 +298,7 @@ class MiddleScan:
         if rest == SENTINEL.encode():
             self.newlines = int(num) - 2  # fed + "\n" + sentinel: the sentinel is line newlines + 2
             return
-        if len(self.kept) < MAX_KEPT_LINES:
+        if len(self.kept) < self.max_kept:
             self.kept.append((int(num), rest[:MAX_KEPT_LINE]))
         else:
             self.dropped_lines += 1
@@ -451,6 +454,20 @@ class Capture:
 
     def tail_bytes_joined(self) -> bytes:
         return b"".join(self.tail)
+
+    def regions(self) -> tuple[bytes, list[tuple[int, bytes]], tuple[int, bytes] | None]:
+        """(the head: whole lines from line 1 (all of the output when nothing was omitted), the middle's kept
+        lines with their numbers, the tail's whole lines with the number of the first: None when nothing was
+        omitted or the tail holds no whole line)."""
+        with self.lock:
+            head = bytes(self.head)
+            tail = self.tail_bytes_joined()
+            if not self.evicted:
+                return head + tail, [], None
+            hcut = head.rfind(b"\n") + 1
+            first_nl = tail.find(b"\n")  # the tail's first line is partial
+            rest = (self.lines - tail.count(b"\n") + 2, tail[first_nl + 1:]) if first_nl >= 0 else None
+            return head[:hcut], list(self.kept), rest
 
     def blocks(self) -> list[tuple[int, bytes]]:
         """(first line number, block of whole lines) to scan: the head, the kept middle lines, the tail."""
@@ -1059,13 +1076,13 @@ def run(opts: RunOptions, env: "Environment | RunEnv") -> RunResult:
     def machine():  # what the failure path asks the machine (debuggers, GPU state)
         return system if system is not None else _full_env(env).system()
 
-    def middle() -> MiddleScan | None:
+    def middle(max_kept: int = MAX_KEPT_LINES) -> MiddleScan | None:
         import shutil
 
         grep = shutil.which("grep", path=env.environ.get("PATH") or os.defpath)
         if not grep:
             return None
-        return MiddleScan(grep, middle_patterns(), system)
+        return MiddleScan(grep, middle_patterns(), system, max_kept)
 
     def hang(pid: int) -> str:
         return native_backtrace(machine(), pid)
@@ -1104,7 +1121,8 @@ def run(opts: RunOptions, env: "Environment | RunEnv") -> RunResult:
     from gpuvet.logs.signatures import load_catalog
 
     try:
-        res.report = _write_bundle(bdir, oc, debug_oc, env, machine(), opts.here, load_catalog())
+        res.report = _write_bundle(bdir, oc, debug_oc, env, machine(), opts.here, load_catalog(),
+                                   lambda: middle(DIAG_GREP_LINES))
     except OSError as exc:
         err.text(redact_text(f"gpuvet: could not complete the crash bundle {bdir}: {exc.strerror or exc}\n"))
         return res
@@ -1127,33 +1145,100 @@ def run(opts: RunOptions, env: "Environment | RunEnv") -> RunResult:
     return res
 
 
-def _scan(oc: Outcome, catalog, extra_lines: Sequence[str] = ()):
+# The diagnosis of a failed run is bounded whatever the job printed (a failing job that printed 8 MB of short
+# lines took 2-4 s in the signatures' Python prefilter, ~3 MB/s on such lines): context hints on every line of
+# the head's first HINT_BYTES but at most DIAG_HINT_LINES lines; the full Python scan (signatures, hints on
+# candidate lines, error lines for the learned fallback, facts) over the DIAG_FULL_BYTES after that and the
+# last DIAG_FULL_BYTES of the output (where a failure prints its error); the bytes between through the same
+# grep prefilter as the omitted middle (every signature and fact pattern, at grep's speed), of which at most
+# DIAG_GREP_LINES hits per region are scanned; of the middle's kept lines the first and last DIAG_MIDDLE_LINES/2.
+DIAG_HINT_LINES = 1000
+DIAG_FULL_BYTES = 128 * 1024
+DIAG_GREP_LINES = 1000
+DIAG_MIDDLE_LINES = 2000
+RUN_FACT_BYTES = 256 * 1024
+
+
+def _cut_at_line(block: bytes, pos: int) -> int:
+    """The offset just after the last newline at or before ``pos`` (0 when there is none)."""
+    if pos >= len(block):
+        return len(block)
+    return block.rfind(b"\n", 0, max(0, pos)) + 1
+
+
+def _scan(oc: Outcome, catalog, extra_lines: Sequence[str] = (), prefilter: Callable[[], MiddleScan | None] | None = None):
+    """Scan what the run kept (bounded: see DIAG_*).  ``prefilter``: starts a grep prefilter for the bulk
+    between the fully scanned parts (None, or one that returns None: those bytes are scanned in Python)."""
     from gpuvet.app.diagnose import HINT_BYTES
     from gpuvet.logs.match import Scanner
 
     sc = Scanner(catalog)
-    assert oc.capture is not None
-    seen = 0
-    for first, block in oc.capture.blocks():
-        if sc.hints_everywhere and seen + len(block) > HINT_BYTES:  # hints on every line of the head only
-            cut = block.rfind(b"\n", 0, max(0, HINT_BYTES - seen)) + 1
-            if cut > 0:
-                sc.feed_block(first, block[:cut])
-                first += block.count(b"\n", 0, cut)
-                block = block[cut:]
-            sc.hints_everywhere = False
-        sc.feed_block(first, block)
-        seen += len(block)
-    sc.result.lines = max(sc.result.lines, oc.capture.lines + (0 if oc.capture.ends_with_newline else 1))
+    cap = oc.capture
+    assert cap is not None
+    head, kept, tail = cap.regions()
+    head_first = 1
+    if not cap.evicted and len(head) > HINT_BYTES + 2 * DIAG_FULL_BYTES:  # one large block: its end is the tail
+        end_cut = _cut_at_line(head, len(head) - DIAG_FULL_BYTES)
+        head, tail = head[:end_cut], (1 + head.count(b"\n", 0, end_cut), head[end_cut:])
+    # 1. context hints on every line of the start
+    hint_end = _cut_at_line(head, HINT_BYTES)
+    nl = -1
+    for _ in range(DIAG_HINT_LINES):
+        nl = head.find(b"\n", nl + 1, hint_end)
+        if nl < 0:
+            break
+    if nl >= 0:
+        hint_end = nl + 1
+    sc.feed_block(head_first, head[:hint_end])
+    sc.hints_everywhere = False
+    line = head_first + head.count(b"\n", 0, hint_end)
+    # 2. the full scan after it; the rest of the head through grep
+    full_end = max(hint_end, _cut_at_line(head, hint_end + DIAG_FULL_BYTES)) if cap.evicted or tail else len(head)
+    sc.feed_block(line, head[hint_end:full_end])
+    line += head.count(b"\n", hint_end, full_end)
+    _scan_bulk(sc, line, head[full_end:], prefilter)
+    # 3. the middle's kept lines (already prefilter hits), bounded
+    if len(kept) > DIAG_MIDDLE_LINES:
+        kept = kept[: DIAG_MIDDLE_LINES // 2] + kept[-(DIAG_MIDDLE_LINES // 2):]
+    for n, ln in kept:
+        sc.feed_block(n, ln)
+    # 4. the tail: through grep but its last DIAG_FULL_BYTES, which get the full scan
+    if tail is not None:
+        t_first, t_block = tail
+        t_cut = _cut_at_line(t_block, len(t_block) - DIAG_FULL_BYTES)
+        _scan_bulk(sc, t_first, t_block[:t_cut], prefilter)
+        sc.feed_block(t_first + t_block.count(b"\n", 0, t_cut), t_block[t_cut:])
+    sc.result.lines = max(sc.result.lines, cap.lines + (0 if cap.ends_with_newline else 1))
     first_bt = None
     if extra_lines:  # a hung child: what its threads were waiting in is evidence too (NCCL, device sync, ...)
         first_bt = sc.result.lines + 1
-        for i, line in enumerate(extra_lines):
-            sc.feed(first_bt + i, "backtrace: " + line)
+        for i, text in enumerate(extra_lines):
+            sc.feed(first_bt + i, "backtrace: " + text)
     return sc.result, first_bt
 
 
-def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env: "Environment", system, here: bool, catalog):
+def _scan_bulk(sc, first: int, block: bytes, prefilter: Callable[[], MiddleScan | None] | None) -> None:
+    """Whole lines from line ``first`` on: only the lines the grep prefilter picks (at most DIAG_GREP_LINES)
+    reach the scanner; without grep, all of them go through the scanner's own (slower) prefilter."""
+    if not block:
+        return
+    scan = None
+    if prefilter is not None:
+        try:
+            scan = prefilter()
+        except Exception:  # noqa: BLE001 - no grep after all: the Python path below
+            scan = None
+    if scan is None:
+        sc.feed_block(first, block)
+        return
+    scan.feed(block)
+    scan.drain()
+    for n, ln in scan.kept:
+        sc.feed_block(first + n - 1, ln + b"\n")
+
+
+def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env: "Environment", system, here: bool, catalog,
+                  prefilter: Callable[[], MiddleScan | None] | None = None):
     import json
 
     from gpuvet.app import diagnose
@@ -1169,13 +1254,15 @@ def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env: "Enviro
             live = None
     use = oc
     if debug_oc is not None and debug_oc.capture is not None:
-        dscan, _ = _scan(debug_oc, catalog)
+        dscan, _ = _scan(debug_oc, catalog, prefilter=prefilter)
         if dscan.matches:
             use = debug_oc  # the synchronous re-run points at the real call
     bt_text = use.backtrace or (oc.backtrace if use is not oc else "")
-    scan, first_bt_line = _scan(use, catalog, bt_text.splitlines() if bt_text else ())
+    scan, first_bt_line = _scan(use, catalog, bt_text.splitlines() if bt_text else (), prefilter)
     assert use.capture is not None
-    head = bytes(use.capture.head[: diagnose.HEAD_BYTES]).decode("utf-8", "replace")
+    # the facts (tool outputs a job prints as it starts: collect_env, nvidia-smi, pip list) from the start of the
+    # output: RUN_FACT_BYTES, not diagnose's HEAD_BYTES (the pasted-report detectors cost ~50 ms per MiB each)
+    head = bytes(use.capture.head[: min(diagnose.HEAD_BYTES, RUN_FACT_BYTES)]).decode("utf-8", "replace")
     facts = diagnose.facts_from_text(head, "output.log", scan, live)
     findings = diagnose.findings_for(facts, live is not None)
     report = diagnose.build_report(scan, facts, findings, os.path.join(bdir, "output.log"), None,

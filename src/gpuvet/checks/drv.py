@@ -186,12 +186,14 @@ def amdgpu_driver_not_loaded(ctx: Context) -> Iterable:
     errs = [e.message for e in facts.table_errors("drivers") + facts.table_errors("gpu_devices")]
     # rocminfo saying so is itself proof of the ROCm user space (rocminfo is part of it) and of the
     # missing kernel driver, also when the text names no ROCm version
+    # so is rocm-smi's / amd-smi's "Driver not initialized (amdgpu not found in modules)"
     rock = [m for m in errs if re.search(r"ROCk module is NOT loaded", m, re.I)]
-    if not rocm and not rock:
+    smi = [m for m in errs if re.search(r"amdgpu not found in modules|AMDSMI_STATUS_DRIVER_NOT_LOADED", m)]
+    if not rocm and not rock and not smi:
         yield Skip("ROCm is not installed")
         return
     user_space = f"ROCm {rocm[0].get('version')} is installed" if rocm else \
-        "the ROCm user space is installed (rocminfo ran)"
+        f"the ROCm user space is installed ({'rocminfo' if rock else 'amd-smi' if 'AMDSMI' in smi[0] else 'rocm-smi'} ran)"
     yield Fail(f"{amd[0].get('name') or 'an AMD GPU'} is present and {user_space}, "
                "but the amdgpu kernel module is not loaded",
                why="Without amdgpu/KFD there is no /dev/kfd and ROCm sees no GPU.",

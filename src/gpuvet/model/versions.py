@@ -104,10 +104,18 @@ def same_release(a: Any, b: Any, depth: int = 3) -> bool:
 
 
 def spec_contains(spec: str, version: Any) -> bool | None:
-    """Whether ``version`` satisfies a PEP 440 specifier (pre-releases included); None if unparsable."""
+    """Whether ``version`` satisfies a PEP 440 specifier (pre-releases included); None if unparsable.
+
+    The plain clauses the knowledge base writes (``==2.7.0``, ``>=2.2,<2.3``, ``<2.2``) are decided here with
+    ``Version`` comparisons, by PEP 440's rules for them; anything else (``~=``, ``===``, ``.*``, a clause this
+    does not recognise) goes to ``packaging.specifiers``, whose import and one large regex cost about 20 M
+    instructions of `gpuvet check`'s start-up.  tests/test_versions_spec.py holds both to the same answers."""
+    v = parse_version(version)
+    fast = _plain_spec_contains(spec, v) if v is not None else None
+    if fast is not None:
+        return fast
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-    v = parse_version(version)
     try:
         s = SpecifierSet(spec)
     except InvalidSpecifier:
@@ -115,6 +123,45 @@ def spec_contains(spec: str, version: Any) -> bool | None:
     if v is None:
         return None
     return s.contains(v, prereleases=True)
+
+
+_PLAIN_CLAUSE = re.compile(r"[ \t]*(==|!=|<=|>=|<|>)[ \t]*(\d+(?:\.\d+)*(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?"
+                           r"(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?)[ \t]*")
+
+
+def _plain_spec_contains(spec: str, v: Version) -> bool | None:
+    """PEP 440 for the plain clauses (canonical versions, no wildcard, no ``~=``/``===``); None otherwise."""
+    if not isinstance(spec, str) or not spec.strip():
+        return None
+    for clause in spec.split(","):
+        m = _PLAIN_CLAUSE.fullmatch(clause)
+        if not m:
+            return None
+        op, text = m.groups()
+        s = Version(text)
+        if s.local is not None and op not in ("==", "!="):
+            return None  # an ordered comparison with a local version is not a valid specifier
+        if (op == "<" and (s.is_postrelease or s.is_devrelease)) or (op == ">" and (s.is_prerelease or s.is_postrelease)):
+            return None  # exclusive bounds on post/dev (and for >, pre-) releases: left to packaging
+        if not _clause(op, s, v):
+            return False
+    return True
+
+
+def _clause(op: str, s: Version, v: Version) -> bool:
+    public = Version(v.public) if v.local is not None else v
+    if op in ("==", "!="):
+        same = (v if s.local is not None else public) == s  # a candidate's local label is ignored unless named
+        return same if op == "==" else not same
+    if op == "<=":
+        return public <= s
+    if op == ">=":
+        return public >= s
+    base_same = Version(v.base_version) == Version(s.base_version)
+    if op == "<":  # never a pre-release of the version named, unless that is itself a pre-release
+        return v < s and not (v.is_prerelease and not s.is_prerelease and base_same)
+    # ">": never a post-release of the version named (unless it is one), nor a local version of it
+    return v > s and not (v.is_postrelease and not s.is_postrelease and base_same) and not (v.local is not None and base_same)
 
 
 def local_tag(version: Any) -> str:

@@ -321,6 +321,9 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
 ]
 
 
+SMI_NO_DRIVER = re.compile(r"Driver not initialized \(amdgpu not found in modules\)[^\n]*|AMDSMI_STATUS_DRIVER_NOT_LOADED[^\n]*")
+
+
 def parse_report(text: str, source: str = "<pasted>") -> Facts:
     """Facts from pasted text.  Raises ValueError when no tool output is recognised."""
     text = clean(text)
@@ -351,6 +354,12 @@ def parse_report(text: str, source: str = "<pasted>") -> Facts:
     msg = amd_err(text) if amd_err and looks_rocminfo else None
     if msg:
         facts.fail(ProbeError("pasted.rocminfo", ("gpu_devices",), msg))
+        recognised = True
+    # rocm-smi / amd-smi without the kernel driver print only their error: that is a fact too (the ROCm
+    # user space is there, the amdgpu module is not loaded), not text to refuse
+    smi = SMI_NO_DRIVER.search(text)
+    if smi:
+        facts.fail(ProbeError("pasted.rocm-smi", ("drivers", "gpu_devices"), smi.group(0).strip()))
         recognised = True
     if not recognised:
         raise ValueError(f"{source}: no recognisable tool output (expected collect_env, rocminfo, nvidia-smi, "
