@@ -80,6 +80,17 @@ def test_quiet_and_statistics():
     assert lines[0].startswith(H200_JSON + ":")
     r = run_cli(["check", "--from", H200_JSON, "--statistics"])
     assert r.out.splitlines()[0].split()[:2] == ["2", "BLD045"]
+    assert r.out.splitlines()[-1].split()[:3] == ["2", "failed", "findings;"]
+
+
+def test_counts_read_as_english():
+    from gpuvet.render.github import render_github as github
+    from gpuvet.render.terminal import render_statistics
+
+    f = Finding("PKG100", "companion-built-for-other-torch", Severity.ERROR, Outcome.FAILED, "triton 3.6 vs 3.7")
+    report = Report("check", findings=[f], score=80, meta={"coverage": {"checked": 1}})
+    assert render_statistics(report).splitlines()[-1].startswith("   1  failed finding; ")
+    assert "score 80/100 on 1 check" in github(report) and "on 1 checks" not in github(report)
 
 
 def _report(*fixes):

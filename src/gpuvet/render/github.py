@@ -52,7 +52,8 @@ def render_github(report: Report, **_: Any) -> str:
         if cov.get("checked") == 0:
             summary.append("nothing could be checked")
         else:
-            summary.append(f"score {report.score}/100 on {cov.get('checked', '?')} checks"
+            n = cov.get("checked", "?")
+            summary.append(f"score {report.score}/100 on {n} check{'' if n == 1 else 's'}"
                            + (f", {cov['unchecked']} could not be checked" if cov.get("unchecked") else ""))
     if summary:
         out.append(f"::notice title=gpuvet {report.command}::{_data('; '.join(summary))}")

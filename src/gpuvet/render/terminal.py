@@ -380,7 +380,8 @@ def render_statistics(report: Report) -> str:
     out = [f"{len(fs):>4}  {code:<7} [{'*' if fixable(fs) else ' '}] {fs[0].name} ({fs[0].severity.name.lower()})"
            for code, fs in rows]
     if rows:
-        out.append(f"{sum(len(fs) for _, fs in rows):>4}  failed findings; [*] a safe fix exists (--show-fixes)")
+        n = sum(len(fs) for _, fs in rows)
+        out.append(f"{n:>4}  failed finding{'' if n == 1 else 's'}; [*] a safe fix exists (--show-fixes)")
     else:
         out.append("   0  failed findings")
     return "\n".join(out) + "\n"
