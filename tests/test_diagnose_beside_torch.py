@@ -93,3 +93,33 @@ def test_onnxruntime_provider_lists():
 def test_is_available_false_alone_reads_as_a_cpu_build_and_visible_devices_as_access():
     assert ranked("torch.cuda.is_available() returns False\n")[0] == "cpu-only-build"
     assert ranked("export CUDA_VISIBLE_DEVICES=1\ntorch.cuda.is_available() returns False\n")[0] == "device-access"
+
+
+def test_prose_symptoms_feed_the_learned_fallback_only_without_error_lines():
+    from gpuvet.logs.fallback import is_symptom_line
+    from gpuvet.logs.learned import features
+
+    for t in ("ComfyUI is starting and is trying to detect an nVidia GPU",
+              "This command installs cpu version instead of cuda.",
+              "after gentoo linux sleep, ollama only use cpu",
+              "Stuck on `ncclGroupEnd`",
+              "[Bug]: AMD GPU not Recognized by Stable-Diffusion-WebUI"):
+        assert is_symptom_line(t), t
+    for t in ("Is CUDA available: True", "GPU 0: NVIDIA H200", "Vulnerability Tsx async abort:      Not affected",
+              "torch 2.11.0+cu130"):
+        assert not is_symptom_line(t), t
+    prose = [(3, "This command installs cpu version instead of cuda.")]
+    f = features([], (), prose)
+    assert f.get("<prose>") == 1.0 and "cpu" in f and "<no-error-lines>" not in f
+    f = features([(5, "RuntimeError: CUDA error: no kernel image is available")], (), prose)
+    assert "<prose>" not in f and "instead" not in f
+    assert "<no-error-lines>" in features([], ())
+
+
+def test_cpu_build_message_from_someone_without_a_gpu_blames_nothing():
+    msg = "AssertionError: Torch not compiled with CUDA enabled\n"
+    assert causes("Since I don't have a GPU I don't need CUDA, so I installed the CPU-only torch.\n" + msg) == []
+    assert causes("How can i run this code on CPU\nI get this error:\n" + msg) == []
+    # with a GPU named, or no such statement, the CPU-only build is the cause
+    assert causes("GPU: NVIDIA GeForce RTX 3090\n" + msg)[0] == "cpu-only-build"
+    assert causes(msg)[0] == "cpu-only-build"

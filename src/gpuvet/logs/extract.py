@@ -78,6 +78,11 @@ HINTS: dict[str, str] = {
     "ort-nvidia-providers": r"Available providers: '[^']*(?:CUDA|Tensorrt|TensorRT)ExecutionProvider",
     # an AMD GPU as users name it in prose ("AMD GPU not recognized", "my AMD card")
     "amd-gpu-said": r"\bAMD (?:GPU|[Gg]raphics [Cc]ard|[Cc]ard|video card)s?\b",
+    # the reporter says the machine has no GPU or that they want the CPU (a CUDA call in their code is then theirs)
+    "no-gpu-stated": r"(?i:\bI (?:don'?t|do not) have (?:a |an |any )?(?:NVIDIA |CUDA |dedicated )?(?:GPU|graphics card)"
+                     r"|\b(?:my|this) (?:machine|laptop|computer|PC|server) (?:has no|does not have an?|doesn'?t have an?) (?:NVIDIA |CUDA )?GPU"
+                     r"|\bI (?:want|need|would like) to (?:run|use) (?:it |this |the )?(?:code |script |model |program )?on (?:the |a )?CPU"
+                     r"|\bhow (?:can|do) I run (?:this |it |the )?(?:code |script |model |program )?on (?:the |a )?CPU)",
     # a *_VISIBLE_DEVICES variable named (set in a script, a shell, a launcher): what hides a GPU from a process
     "visible-devices": r"\b(?:CUDA|HIP|ROCR)_VISIBLE_DEVICES\b",
     # a batch scheduler: a job only sees the GPUs it requested

@@ -49,6 +49,33 @@ def is_error_line(text: str) -> bool:
     return error_line(text) and not REPORT_LINE.match(text)
 
 
+# A symptom told in prose: bug reports often describe the failure instead of pasting it ("ComfyUI is trying to
+# detect an nVidia GPU", "the CPU version is installed instead", "ollama only uses the CPU after sleep", "stuck on
+# ncclGroupEnd").  These lines are read (by the learned fallback only) when the text holds no error line at all.
+# Matched case-sensitively against the lower-cased line: without IGNORECASE and without a leading \b the engine
+# skips, in C, every position whose character cannot start a branch (a leading \b or re.I defeat that, and the
+# alternation then costs ~4 us a character).
+SYMPTOM_LINE = re.compile(
+    r"(?:doesn'?t|does not|don'?t|didn'?t|won'?t|isn'?t|is not|are not|aren'?t|not|never|no longer) "
+    r"(?:work|working|use|using|used|detect|detected|detecting|recogni[sz]e|recogni[sz]ed|see|seen|find|visible|"
+    r"available|load|loaded|enumerated|persistent|released|updated?|present|utili[sz]ed|start|run|running)\b"
+    r"|instead of\b|only (?:uses?|using|runs?|sees?|builds?|installs?)\b|falls? back\b|stuck\b|hangs?\b"
+    r"|deadlocks?\b|freez|crash|broken\b|regression\b|quirk|clash"
+    r"|trying to (?:detect|use|find|load)\b|wrong (?:version|build|gpu|device|library)\b|cpu version\b|\[(?:bug|issue)\]")
+_SYMPTOM_GATE = LiteralGate(SYMPTOM_LINE.pattern)
+
+
+def is_symptom_line(text: str) -> bool:
+    low = text.lower()
+    if not _SYMPTOM_GATE(low) or REPORT_LINE.match(text):
+        return False
+    for m in SYMPTOM_LINE.finditer(low):
+        i = m.start()
+        if m.group(0).startswith("[") or i == 0 or not (low[i - 1].isalnum() or low[i - 1] == "_"):  # a word starts here
+            return True
+    return False
+
+
 # (cause, component, weight, pattern): the vocabulary of each layer.  Weights: 1.0 names the layer
 # unambiguously, 0.5 leans towards it.
 VOCAB: list[tuple[str, str, float, re.Pattern[str]]] = [(c, comp, w, re.compile(p, re.I)) for c, comp, w, p in [

@@ -92,7 +92,9 @@ _NOT_ERRORS = re.compile(r"could not collect\s*$|^\s*(?:cat|ls|grep|head|tail|fi
                          # a tool's summary counts ("2 failed · 0 unknown · 25 passed", "1 failed, 3 passed")
                          r"|\b\d+ (?:failed|errors?)\b.{0,40}\b\d+ (?:passed|unknown|skipped|warnings?)\b"
                          # pytest's report framing: the FAILURES banner, its "E   " assertion lines, "file.py:79: AssertionError"
-                         r"|^=+ (?:FAILURES|ERRORS) =+$|^E {2,}|\.py:\d+: AssertionError\s*$", re.I)
+                         r"|^=+ (?:FAILURES|ERRORS) =+$|^E {2,}|\.py:\d+: AssertionError\s*$"
+                         # torch's warning that numpy is absent (collect_env of a healthy venv prints it)
+                         r"|UserWarning: Failed to initialize NumPy", re.I)
 
 
 def model_lines(error_lines: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -100,7 +102,14 @@ def model_lines(error_lines: Iterable[tuple[int, str]]) -> list[tuple[int, str]]
     return [(n, t) for n, t in error_lines if not _NOT_ERRORS.search(t)][-40:]
 
 
-def features(error_lines: Sequence[tuple[int, str]], hints: Iterable[str] = ()) -> dict[str, float]:
+def reading_lines(error_lines: Iterable[tuple[int, str]], symptom_lines: Iterable[tuple[int, str]] = ()) -> list[tuple[int, str]]:
+    """The lines the model reads: the error lines, or -- when the text holds none -- the prose lines that tell a
+    symptom (the last 20)."""
+    return model_lines(error_lines) or list(symptom_lines)[-20:]
+
+
+def features(error_lines: Sequence[tuple[int, str]], hints: Iterable[str] = (),
+             symptom_lines: Sequence[tuple[int, str]] = ()) -> dict[str, float]:
     """The model's input: a binary bag of shape tokens of the (last) error lines, with the context hints
     around them as tokens of their own (``h:``: an AMD GPU, a CUDA build, a nightly, a container).  The last
     error line, usually the exception that matters, also adds ``last:`` tokens.  Matched signatures and failed
@@ -109,6 +118,9 @@ def features(error_lines: Sequence[tuple[int, str]], hints: Iterable[str] = ()) 
     cross-validation."""
     feats: dict[str, float] = {}
     lines = model_lines(error_lines)
+    if not lines and symptom_lines:
+        lines = list(symptom_lines)[-20:]
+        feats["<prose>"] = 1.0
     for i, (_n, text) in enumerate(lines):
         for t in line_tokens(text[:400]):
             feats[t] = 1.0

@@ -15,7 +15,7 @@ from typing import IO, Iterator
 from gpuvet.model import Row
 
 from .extract import Hint, facts_in, hints_in
-from .fallback import is_error_line
+from .fallback import is_error_line, is_symptom_line
 from .normalize import MAX_LINE, normalize
 from .signatures import Catalog, Signature
 
@@ -40,6 +40,8 @@ class ScanResult:
     candidates: int = 0
     # the last error-looking lines (bounded), for the fallback reading when no signature applies
     error_lines: deque = field(default_factory=lambda: deque(maxlen=40))
+    # prose that tells a symptom (logs/fallback.is_symptom_line), for the learned fallback when no error line shows
+    symptom_lines: deque = field(default_factory=lambda: deque(maxlen=20))
 
     @property
     def hint_names(self) -> set[str]:
@@ -88,6 +90,8 @@ class Scanner:
                 res.hints[h.name] = h
         if is_error_line(text):
             res.error_lines.append((lineno, text[:400]))
+        elif is_symptom_line(text):
+            res.symptom_lines.append((lineno, text[:400]))
         if not keys:
             return []
         res.candidates += 1

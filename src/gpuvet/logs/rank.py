@@ -132,7 +132,10 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
         sig = ms[0].signature
         if sig.user_code and sig.generic and all(GPU_WORDS.search(m.text) for m in ms):
             continue  # a weak user-code signal whose message is about the GPU says nothing either way
-        (user_code if sig.user_code else stack_sigs).append(sig)
+        # a message whose context rule reads it as the user's own (cause none: "Torch not compiled with CUDA" from
+        # someone who says the machine has no GPU) is a user-code signal here
+        here_user = any(r.cause == "none" and r.applies(hints) for r in sig.resolve)
+        (user_code if sig.user_code or here_user else stack_sigs).append(sig)
     only_generic = all(s.generic for s in stack_sigs)
 
     for sig in stack_sigs:
@@ -194,9 +197,10 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
             f.fixes[0].text if f.fixes else "", [x.to_dict() for x in f.fixes], []))
 
     vc = vendor_contradiction(scan)
-    # only a failure is explained: the contradiction needs an error message (a signature, or the other vendor's
-    # library / device looked for), never a listing or a test run that merely names both vendors
-    if vc is not None and not user_code and (stack_sigs or {"cuda-only-msg", "hip-only-msg"} & hints):
+    # only a failure is explained: the contradiction needs an error (a signature, the other vendor's library or
+    # device looked for, an error line, a symptom told in prose), never a listing or a test run that merely names
+    # both vendors
+    if vc is not None and not user_code and (stack_sigs or {"cuda-only-msg", "hip-only-msg"} & hints or _has_error(scan)):
         reason, ctx = vc
         w = VENDOR_EXPLAINS if stack_sigs else VENDOR_ALONE
         ev = [{"line": h.line, "text": h.text, "hint": h.name} for h in ctx]
@@ -264,6 +268,9 @@ VENDOR_EXPLAINS = 0.82
 VENDOR_ALONE = 0.6
 VENDOR_SOURCE = "https://pytorch.org/get-started/locally/"
 _CPU_LINE = re.compile(r"Ryzen|with Radeon Graphics|Model name|CPU", re.I)
+# the GPU itself named (not a tool such as rocminfo, or /dev/kfd, that a text can name without the hardware)
+_AMD_HW = re.compile(r"\bgfx[0-9]{3,4}|Radeon|Instinct|\bMI[1-3][0-9]{2}|\bRX ?[4-9][0-9]{2,3}|\bNavi|\bVega|\bPolaris"
+                     r"|\bAMD (?:GPU|[Gg]raphics|[Cc]ard|video)", re.I)
 
 
 def vendor_contradiction(scan: ScanResult) -> tuple[str, list[Any]] | None:
@@ -271,7 +278,8 @@ def vendor_contradiction(scan: ScanResult) -> tuple[str, list[Any]] | None:
     hs = scan.hints
     if "zluda" in hs:  # ZLUDA runs CUDA builds on AMD GPUs on purpose
         return None
-    amd_hw = [hs[k] for k in ("amd-gpu", "amd-gpu-said") if k in hs and not _CPU_LINE.search(hs[k].text)]
+    amd_hw = [hs[k] for k in ("amd-gpu", "amd-gpu-said")
+              if k in hs and _AMD_HW.search(hs[k].text) and not _CPU_LINE.search(hs[k].text)]
     nv_hw = "nvidia-gpu" in hs
     if amd_hw and not nv_hw and "rocm-build" not in hs and "rocm-index" not in hs:
         cuda = [hs[k] for k in ("cuda-build", "cuda-index", "cuda-only-msg") if k in hs]
@@ -285,9 +293,9 @@ def vendor_contradiction(scan: ScanResult) -> tuple[str, list[Any]] | None:
 
 
 def _has_error(scan: ScanResult) -> bool:
-    from .learned import model_lines
+    from .learned import reading_lines
 
-    return bool(scan.error_lines) and bool(model_lines(scan.error_lines))
+    return bool(reading_lines(scan.error_lines, getattr(scan, "symptom_lines", ())))
 
 
 def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, list[Contribution]],
@@ -303,7 +311,8 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
         model = lm.load()
         if model is None:
             return False
-    feats = lm.features(list(scan.error_lines), scan.hint_names)
+    symptoms = list(getattr(scan, "symptom_lines", ()))
+    feats = lm.features(list(scan.error_lines), scan.hint_names, symptoms)
     readings = model.read(feats)
     if not readings:
         return False
@@ -311,7 +320,7 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
         return readings[0].probability >= model.abstain
     if readings[0].probability < model.abstain or readings[0].anchor < LEARNED_ANCHOR:
         return False  # unsure, or sure only from the context (an AMD GPU, a nightly) and not the error lines
-    err = lm.model_lines(scan.error_lines)
+    err = lm.reading_lines(scan.error_lines, symptoms)
     # only the model's best reading speaks (further ones added nothing in cross-validation: bench/incident_cv.py)
     for r in readings[:1]:
         words = [t.split(":", 1)[-1].replace("#", "") for t in r.terms]
