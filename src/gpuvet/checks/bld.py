@@ -1204,7 +1204,8 @@ def gpu_target_in_no_official_rocm_build(ctx: Context):
         if arch in seen:
             continue
         seen.add(arch)
-        if arch in carried:
+        if arch in carried or (arch.startswith("gfx94") and "gfx942" in carried):
+            # gfx940/941/943: MI300 steppings and TheRock family names, served by the gfx942 line
             ok.append(f"{label} ({arch})")
             continue
         if eff and eff in carried:
