@@ -7,16 +7,8 @@ module's functions, so the command line and the tests stay what they were:
     python3 bench/incidents-newN/ingest.py --tag r|c BATCH [...]    # add cases, split by thread URL
     python3 bench/incidents-newN/ingest.py --stats [--write]        # count tables (--write: into README.md)
 
-A batch is the YAML list or the plain block form of bench/incidents-new/ingest.py (whose parser, renderer and split
-rule this reuses unchanged):
-
-    @@ SOURCE-URL | PLATFORM | GPU or null | CAUSE | COMPONENT | CONFIDENCE
-    --log
-    verbatim lines ...
-    --env                 (optional)
-    verbatim lines ...
-    --detail / --fix / --evidence
-    one sentence each
+A batch is the YAML list or the plain block form (``@@ SOURCE-URL | PLATFORM | ...`` headers) documented at the top of
+bench/incidents-new/ingest.py, whose parser, renderer and split rule this reuses unchanged.
 
 Each case goes to tuning/ or frozen/ by its `source` URL alone, the rule of bench/incidents-new:
 

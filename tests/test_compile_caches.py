@@ -95,9 +95,10 @@ def test_mounts_and_ninja_parsing():
 
 
 # -- the probe on real directories, and the rules on what it read -----------------------------------------
-def test_extension_built_by_another_torch_and_stale_lock(tmp_path):
+def foreign_extension(tmp_path, ext):
+    """TORCH_EXTENSIONS_DIR=ext holding fused_adam, built against another env's torch, with an hour-old lock;
+    returns (this env's site dir, the lock, a System seeing them)."""
     site = torch_site(tmp_path)
-    ext = tmp_path / "ext"
     (ext / "fused_adam").mkdir(parents=True)
     (ext / "fused_adam" / "build.ninja").write_text(
         "cflags = -isystem /opt/envA/lib/python3.11/site-packages/torch/include -isystem /usr/include/python3.11\n")
@@ -105,12 +106,18 @@ def test_extension_built_by_another_torch_and_stale_lock(tmp_path):
     lock.write_text("")
     old = time.time() - 3600
     os.utime(lock, (old, old))
-    (ext / "mine").mkdir()
-    (ext / "mine" / "build.ninja").write_text(f"cflags = -isystem {site}/torch/include\n")
-    (ext / "mine" / "lock").write_text("")  # a build in progress: fresh
     s = System(environ={"TORCH_EXTENSIONS_DIR": str(ext), "HOME": str(tmp_path / "home"), "USER": "ann",
                         "TMPDIR": str(tmp_path / "tmp")})
     s._paths = [str(site)]
+    return site, lock, s
+
+
+def test_extension_built_by_another_torch_and_stale_lock(tmp_path):
+    ext = tmp_path / "ext"
+    site, lock, s = foreign_extension(tmp_path, ext)
+    (ext / "mine").mkdir()
+    (ext / "mine" / "build.ninja").write_text(f"cflags = -isystem {site}/torch/include\n")
+    (ext / "mine" / "lock").write_text("")  # a build in progress: fresh
     rows = probe(s)
     r = next(x for x in rows if x.get("name") == "torch-extensions")
     assert r.get("other_builds") == ["fused_adam: /opt/envA/lib/python3.11/site-packages/torch"]
@@ -251,18 +258,8 @@ def test_fix_commands_quote_the_paths_they_delete(tmp_path):
     """A cache path with a space or shell syntax in it is one quoted argument of rm, never two paths or a command."""
     import shlex
 
-    site = torch_site(tmp_path)
     ext = tmp_path / "my ext $(touch pwned)"
-    (ext / "fused_adam").mkdir(parents=True)
-    (ext / "fused_adam" / "build.ninja").write_text(
-        "cflags = -isystem /opt/envA/lib/python3.11/site-packages/torch/include\n")
-    lock = ext / "fused_adam" / "lock"
-    lock.write_text("")
-    old = time.time() - 3600
-    os.utime(lock, (old, old))
-    s = System(environ={"TORCH_EXTENSIONS_DIR": str(ext), "HOME": str(tmp_path / "home"), "USER": "ann",
-                        "TMPDIR": str(tmp_path / "tmp")})
-    s._paths = [str(site)]
+    _, lock, s = foreign_extension(tmp_path, ext)
     f = facts_of(probe(s))
     rm_lock = run_checks(f, [torch_extensions_stale_lock], kbmod.load())[0].fixes[0].command
     assert shlex.split(rm_lock) == ["rm", "-f", str(lock)]
