@@ -13,7 +13,7 @@ mod k), so a thread never trains the model that scores it.  The metric is score_
 labelled ``none`` is right only when nothing is blamed (or the first cause is ``none``); otherwise top-1 /
 top-3 is the label among the first one / three causes.
 
-bench/incidents-new3/frozen is refused, whatever the command line says: it is scored once, by the lead.
+bench/incidents-new4/frozen (train_fallback.HELD_OUT) is refused, whatever the command line says: it is scored once, by the lead.
 
     .venv/bin/python bench/incident_cv.py [--k 5] [--json bench/results/incident_cv.json] [DIR ...]
 """
@@ -38,15 +38,10 @@ import yaml  # noqa: E402
 import train_fallback as tf  # noqa: E402
 
 
-def _refuse_frozen(d: str) -> None:
-    if "incidents-new3" in Path(d).resolve().as_posix() and "frozen" in Path(d).resolve().as_posix():
-        sys.exit(f"refusing {d}: the new3 frozen half is scored once, by the lead, never tuned or trained on")
-
-
 def load_cases(dirs):
     cases = []
     for d in dirs:
-        _refuse_frozen(d)
+        tf.refuse_held_out(d)
         for p in sorted(Path(d).glob("*.yaml")):
             case = yaml.safe_load(p.read_text(encoding="utf-8"))
             case["_file"] = f"{d}/{p.name}"

@@ -7,7 +7,7 @@
 Training data: the tuning case directories in TUNING_DIRS (those present), and nothing else.  Every case runs
 through gpuvet's own diagnose pipeline (scan -> facts -> checks) in-process; its features are the shape tokens
 of the error lines plus the context the scan saw (logs/learned.features), its label the thread's root cause.
-bench/incidents-new3/frozen is never read (refused if named).  The model is a multinomial logistic regression
+HELD_OUT (bench/incidents-new4/frozen) is never read (refused if named).  The model is a multinomial logistic regression
 (L2, AdaGrad, fixed epochs and a fixed example order: the same data gives the same file), pruned to tokens seen
 in at least MIN_DF training cases.  Pure Python: no dependency beyond gpuvet's own.
 """
@@ -35,7 +35,10 @@ TUNING_DIRS = [
     "bench/incidents-new2/tuning",
     "bench/incidents-new2/frozen",  # scored once (bench/results/incidents-new2-frozen-first-score.*), tuning data since
     "bench/incidents-new3/tuning",
+    "bench/incidents-new3/frozen",  # scored once (bench/results/incidents-new3-frozen-first-score.*), tuning data since
+    "bench/incidents-new4/tuning",
 ]
+HELD_OUT = "bench/incidents-new4/frozen"  # the one held-out half: scored once, by the lead, never trained or tuned on
 MIN_DF = 2
 EPOCHS = 40
 L2 = 1e-2
@@ -45,10 +48,9 @@ DIGITS = 2
 PRUNE = 0.1  # weights smaller than this are dropped (the file stays small; bench/incident_cv.py measures the pruned model)
 
 
-def _refuse_frozen(d: Path) -> None:
-    p = d.resolve().as_posix()
-    if "incidents-new3" in p and "frozen" in p:
-        sys.exit(f"refusing {d}: the new3 frozen half is scored once, by the lead, never trained on")
+def refuse_held_out(d: Path | str) -> None:
+    if Path(d).resolve() == (ROOT / HELD_OUT).resolve():
+        sys.exit(f"refusing {d}: {HELD_OUT} is scored once, by the lead, never trained or tuned on")
 
 
 def posted_text(case: dict[str, Any]) -> str:
@@ -172,7 +174,7 @@ def load_tuning(dirs: Sequence[str]) -> list[dict[str, Any]]:
     cases = []
     for d in dirs:
         p = (ROOT / d) if not Path(d).is_absolute() else Path(d)
-        _refuse_frozen(p)
+        refuse_held_out(p)
         if not p.is_dir():
             continue
         for f in sorted(p.glob("*.yaml")):
