@@ -132,17 +132,19 @@ def test_unsure_model_still_names_its_likeliest_causes_when_nothing_else_reads_t
     """No signature, no fact, no layer vocabulary: an unsure model (best p under its abstain threshold) proposes
     its likeliest causes tentatively, worded as low confidence, below any confident reading; a model that leans
     to user code, or whose reading rests on context alone, still says nothing."""
-    s = scan("RuntimeError: frobnicator quux exploded\n")
+    s = scan("RuntimeError: the torch frobnicator exploded\n")
     assert rank(s, learned=None) == []
     unsure = _toy_model({"frobnicator": {"1": 0.9, "2": 0.7}})
     diags = rank(s, learned=unsure)
     assert [d.cause for d in diags] == ["runtime-mismatch", "toolchain"]
     assert all(d.confidence <= 0.3 + 1e-9 for d in diags) and "low confidence" in diags[0].title
-    assert diags[0].evidence and diags[0].evidence[0]["text"].startswith("RuntimeError: frobnicator")
+    assert diags[0].evidence and diags[0].evidence[0]["text"].startswith("RuntimeError: the torch frobnicator")
+    # a line that names no layer of the GPU stack (a checkpoint, a dataset) reads like the user's own: no guess
+    assert rank(scan("RuntimeError: frobnicator quux exploded\n"), learned=unsure) == []
     leans_user = _toy_model({"frobnicator": {"0": 0.8, "1": 0.9, "2": 0.7}})
     assert rank(s, learned=leans_user) == []
     context_only = _toy_model({"h:amd": {"1": 0.9, "2": 0.7}})
-    s_amd = scan("GPU: AMD Instinct MI210\nRuntimeError: frobnicator quux exploded\n")
+    s_amd = scan("GPU: AMD Instinct MI210\nRuntimeError: the torch frobnicator exploded\n")
     assert "amd" in s_amd.hint_names and rank(s_amd, learned=context_only) == []
 
 

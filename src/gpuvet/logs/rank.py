@@ -42,6 +42,11 @@ GENERIC_DISCOUNT = 0.6  # a generic symptom adds little when a specific message 
 # by the skew -- unless a decisive message names a different cause.
 SKEW_CAUSES = ("runtime-mismatch", "driver-too-old")
 DECISIVE = 0.9
+# words of the GPU stack's layers: a line naming none of them (a checkpoint, a dataset) is no stack error to guess at
+STACK_WORDS = re.compile(GPU_WORDS.pattern + r"|\b(?:roc|hip|miopen|rccl|amdgpu|kfd|hsa|gfx|tensile|cu[a-z]*|nvcc|ptx|sm_\d"
+                         r"|triton|inductor|xformers|bitsandbytes|flash|vllm|jax|xla|tensorflow|onnx|tensorrt|llama|ggml"
+                         r"|ollama|torch|deepspeed|apex|kernel|driver|lib\w+\.so|\.dll|compil|ninja|gcc|clang|nvml|amdgcn|wavefront"
+                         r"|radeon|instinct|\bMI\d{3}|\bRX ?\d{3,4}|xtx|core dumped|docker|container|podman|\bgid\b|render|video)", re.I)
 
 
 # Fix shown when a signature's alternative/contextual reading names another cause than its own: the
@@ -122,6 +127,7 @@ LEARNED_TENTATIVE_MIN_P = 0.2
 LEARNED_TENTATIVE_MODE = "vocab-first"  # the vocabulary fallback's readings, when it has any, come first
 LEARNED_TENTATIVE_ANCHOR = 0.25  # ... its first reading resting this much on the error lines' own words
 LEARNED_TENTATIVE_PROSE = True  # ... and on an error line, not on prose that tells a symptom
+LEARNED_TENTATIVE_STACK_WORDS = True  # ... and on lines that name the GPU stack ("Unable to load checkpoint" does not)
 LEARNED_TENTATIVE_NONE_BELOW = 0.3  # ... unless the model thinks user code this likely
 
 
@@ -344,7 +350,8 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
         tentative = False
     elif (not by_cause and LEARNED_TENTATIVE and p_none < LEARNED_TENTATIVE_NONE_BELOW
           and readings[0].anchor >= LEARNED_TENTATIVE_ANCHOR
-          and (LEARNED_TENTATIVE_PROSE or lm.model_lines(scan.error_lines))):
+          and (LEARNED_TENTATIVE_PROSE or lm.model_lines(scan.error_lines))
+          and (not LEARNED_TENTATIVE_STACK_WORDS or any(STACK_WORDS.search(t) for _n, t in err))):
         # nothing else reads this error: the likeliest causes, each below any confident reading
         top_p = readings[0].probability
         speak = [(r, LEARNED_TENTATIVE_WEIGHT * (r.probability / top_p) ** 0.5)
