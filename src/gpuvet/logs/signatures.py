@@ -68,6 +68,10 @@ class Signature:
     examples: tuple[str, ...] = ()
     counter_examples: tuple[str, ...] = ()
     regex: Any = field(default=None, compare=False, repr=False)
+    # two-line readings: (regex of a line, regex the next non-blank line must match), e.g. a REPL call and the
+    # value it printed; the first regex routes through the prefilter like a pattern, the pair counts as one match
+    pairs: tuple[tuple[Any, Any], ...] = field(default=(), compare=False, repr=False)
+    pair_patterns: tuple[tuple[str, str], ...] = ()
 
     @property
     def user_code(self) -> bool:
@@ -95,11 +99,13 @@ def _hyp(d: dict[str, Any], default_component: str) -> Hypothesis:
 
 def compile_signature(e: dict[str, Any]) -> Signature:
     pats = tuple(e["patterns"])
-    for p in pats:
+    pair_pats = tuple((d["line"], d["next"]) for d in e.get("pairs", ()))
+    for p in pats + tuple(q for pp in pair_pats for q in pp):
         if _NON_ERE.search(p):
             raise SignatureError(f"{e.get('id')}: pattern {p!r} uses a construct POSIX ERE lacks")
     try:
         rx = re.compile("|".join(f"({p})" for p in pats))
+        pairs = tuple((re.compile(a), re.compile(b)) for a, b in pair_pats)
     except re.error as exc:
         raise SignatureError(f"{e.get('id')}: bad pattern: {exc}") from None
     ex = e.get("examples") or {}
@@ -110,7 +116,8 @@ def compile_signature(e: dict[str, Any]) -> Signature:
         fix=e.get("fix", "").strip(), source=e.get("source", ""), references=tuple(e.get("references", ())),
         alternatives=tuple(_hyp(a, comp) for a in e.get("alternatives", ())),
         resolve=tuple(_hyp(a, comp) for a in e.get("resolve", ())), generic=bool(e.get("generic", False)),
-        examples=tuple(ex.get("match", ())), counter_examples=tuple(ex.get("no_match", ())), regex=rx)
+        examples=tuple(ex.get("match", ())), counter_examples=tuple(ex.get("no_match", ())), regex=rx,
+        pairs=pairs, pair_patterns=pair_pats)
     readings: list[Signature | Hypothesis] = [sig, *sig.alternatives, *sig.resolve]
     for h in readings:  # the vocabulary is gpuvet.model.taxonomy's, nothing else
         if h.cause not in LABELS:
@@ -247,7 +254,7 @@ def build_catalog(entries: Iterable[dict[str, Any]], extra_patterns: Iterable[st
     routes: dict[str, set[int]] = {}
     extra: set[str] = set()
     for i, s in enumerate(sigs):
-        for p in s.patterns:
+        for p in s.patterns + tuple(a for a, _ in s.pair_patterns):
             anc = anchors(p)
             if not anc:
                 raise SignatureError(f"{s.id}: pattern {p!r} has no literal anchor of 3+ characters")
