@@ -146,8 +146,8 @@ def oom_fragmented(text: str) -> bool:
 _OOM_REQ = re.compile(rf"Tried to allocate {_SIZE}")
 # torch >= 2.1: "GPU 0 has a total capacity of C of which F is free" (2.1 printed "capacty")
 _OOM_NEW = re.compile(rf"total capaci?ty of {_SIZE} of which {_SIZE} is free")
-_OOM_ALLOC = re.compile(rf"{_SIZE} is allocated by PyTorch")
-_OOM_UNALLOC = re.compile(rf"{_SIZE} is reserved by PyTorch but unallocated")
+_OOM_ALLOC = re.compile(rf"memory {_SIZE} is allocated by PyTorch")  # a literal first: linear on digit runs
+_OOM_UNALLOC = re.compile(rf"and {_SIZE} is reserved by PyTorch but unallocated")
 # torch < 2.1: "(GPU 0; C total capacity; A already allocated; F free; R reserved in total by PyTorch)" (or "R cached")
 _OOM_OLD = re.compile(rf"\(GPU [0-9]+; {_SIZE} total capacity; {_SIZE} already allocated; {_SIZE} free"
                       rf"(?:; {_SIZE} (?:reserved in total by [Pp]y[Tt]orch|cached))?")
