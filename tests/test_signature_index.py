@@ -55,3 +55,19 @@ def test_stale_index_is_not_used():
     sc.feed(1, b"fatal: zzqx widget exploded")
     assert "LOG002" in sc.result.matches
     assert all("regex" in s.__dict__ for s in cat.signatures)  # computed path: compiled (and so validated) now
+
+
+def test_substring_keys_equal_the_trie_keys():
+    """A small block finds each line's keys by substring search (Catalog.keys_present); a large one by the
+    trie's look-ahead.  Both must give every line the same keys."""
+    from test_signatures import ORDINARY
+
+    cat = build_catalog(kb.load().table("signatures"), PREFILTER_PATTERNS)
+    lines = [ex for s in cat.signatures for ex in s.examples + s.counter_examples] + ORDINARY.splitlines()
+    lines += ["[rank1]: NCCL WARN Cuda failure 'out of memory' hipErrorNoBinaryForGpu torch==2.3.0 CUDA Version: 12.2"]
+    block = "\n".join(lines).encode("utf-8")
+    present = cat.keys_present(block)
+    for line in lines:
+        raw = line.encode("utf-8")
+        trie = {m.group(1).decode("utf-8") for m in cat.prefilter_bytes.finditer(raw)}
+        assert {k for kb, k in present if kb in raw} == trie, line
