@@ -97,10 +97,17 @@ HINTS: dict[str, str] = {
                      r"|CUDA driver version is insufficient|Found no NVIDIA driver|\bptxas fatal\b|\bcublas64_[0-9]+\.dll"
                      r"|\bcudart64_[0-9]+\.dll",
 }
-_HINT_RES = {k: re.compile(v) for k, v in HINTS.items()}
 # The literal gate of each hint: a line reaches a hint's regex only when it holds one of its literals (the
-# alternation above costs ~600 us on an ordinary 100-character line; the gates a few microseconds).
-_HINTS_GATED = MultiGate(HINTS)
+# alternation above costs ~600 us on an ordinary 100-character line; the gates a few microseconds).  Built on
+# first use, not at import (`gpuvet run` and `check` import this module without reading any log line).
+_hints_gated: MultiGate | None = None
+
+
+def hints_gate() -> MultiGate:
+    global _hints_gated
+    if _hints_gated is None:
+        _hints_gated = MultiGate(HINTS)
+    return _hints_gated
 
 # Facts in tracebacks and warnings.  (Extra grep-safe prefilter patterns so the fast path sees them too.)
 XFORMERS_RE = re.compile(r"built for:?\s*PyTorch ([0-9][^ ]*) with CUDA ([0-9]+)\s*\(you have ([0-9][^ )]*)\)")
@@ -150,8 +157,10 @@ def hints_in(text: str, lineno: int) -> list[Hint]:
         out.append(Hint("oom-fragmentation", lineno, text[:300]))
     text = text[:HINT_SPAN]  # context sits in short lines; long ones are metric dumps
     short = text[:300]
-    found = _HINTS_GATED.matches(text)
-    return out + [Hint(k, lineno, short) for k in _HINT_RES if k in found]
+    found = (_hints_gated or hints_gate()).matches(text)
+    if not found:
+        return out
+    return out + [Hint(k, lineno, short) for k in HINTS if k in found]
 
 
 def _cuda_int(v: str) -> str:

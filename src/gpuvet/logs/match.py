@@ -20,6 +20,11 @@ from .normalize import MAX_LINE, normalize
 from .signatures import Catalog, Signature
 
 CHUNK = 1 << 20
+# A block of whole lines up to this size (a pasted report, the head of a log) finds its lines' prefilter keys
+# by substring search (Catalog.keys_present) instead of compiling the trie regex.  No line of it can have been
+# cut (a line is cut above 2 * MAX_LINE bytes), so every line's keys are among the block's.
+SMALL_BLOCK = 64 * 1024
+assert SMALL_BLOCK <= 2 * MAX_LINE
 
 
 @dataclass(frozen=True)
@@ -61,9 +66,12 @@ class Scanner:
         self.max_rows = max_rows
         self.hints_everywhere = hints_everywhere
         self.result = ScanResult()
+        self._present: list[tuple[bytes, str]] | None = None  # the keys of the block being fed (small blocks)
 
     def _keys(self, raw: bytes | str) -> list[str]:
         is_bytes = isinstance(raw, (bytes, bytearray))
+        if self._present is not None and is_bytes:
+            return [k for kb, k in self._present if kb in raw]
         quick = self.catalog.quick_bytes if is_bytes else self.catalog.quick
         if quick.search(raw) is None:
             return []
@@ -118,8 +126,12 @@ class Scanner:
         Python code.  Returns the number of lines in the block."""
         nlines = block.count(b"\n") + (0 if block.endswith(b"\n") or not block else 1)
         if self.hints_everywhere:
-            for i, line in enumerate(block.split(b"\n")[:nlines]):
-                self.feed(first_lineno + i, _cut(line))
+            self._present = self.catalog.keys_present(block) if len(block) <= SMALL_BLOCK else None
+            try:
+                for i, line in enumerate(block.split(b"\n")[:nlines]):
+                    self.feed(first_lineno + i, _cut(line))
+            finally:
+                self._present = None
             return nlines
         last_pos, last_no, done_upto = 0, first_lineno, -1
         for m in self.catalog.quick_bytes.finditer(block):
