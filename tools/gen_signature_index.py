@@ -19,11 +19,11 @@ import sys
 def render() -> str:
     from gpuvet import kb
     from gpuvet.logs.fact_patterns import PREFILTER_PATTERNS
-    from gpuvet.logs.signatures import build_catalog, compute_index
+    from gpuvet.logs.signatures import build_catalog, compute_index, routing_patterns
 
     entries = kb.load().table("signatures")
     build_catalog(entries, PREFILTER_PATTERNS, use_index=False)  # validates every signature (compiles each regex)
-    doc = compute_index([tuple(e["patterns"]) for e in entries], PREFILTER_PATTERNS, [e["id"] for e in entries])
+    doc = compute_index(routing_patterns(entries), PREFILTER_PATTERNS, [e["id"] for e in entries])
     return json.dumps(doc, indent=0, sort_keys=True, ensure_ascii=True) + "\n"
 
 

@@ -70,6 +70,16 @@ class Signature:
     generic: bool = False
     examples: tuple[str, ...] = ()
     counter_examples: tuple[str, ...] = ()
+    # two-line readings: (regex of a line, regex the next non-blank line must match), e.g. a REPL call and the
+    # value it printed; the first regex routes through the prefilter like a pattern, the pair counts as one match
+    pair_patterns: tuple[tuple[str, str], ...] = ()
+
+    @functools.cached_property
+    def pairs(self) -> tuple[tuple[Any, Any], ...]:
+        try:
+            return tuple((re.compile(a), re.compile(b)) for a, b in self.pair_patterns)
+        except re.error as exc:
+            raise SignatureError(f"{self.id}: bad pattern: {exc}") from None
 
     @functools.cached_property
     def regex(self) -> Any:
@@ -109,7 +119,8 @@ def compile_signature(e: dict[str, Any], lazy: bool = False) -> Signature:
     use (the shipped index, ``data/signature_index.json``, was built from these very patterns, which compiled
     then); otherwise it is compiled now and a bad pattern raises SignatureError."""
     pats = tuple(e["patterns"])
-    for p in pats:
+    pair_pats = tuple((d["line"], d["next"]) for d in e.get("pairs", ()))
+    for p in pats + tuple(q for pp in pair_pats for q in pp):
         if _NON_ERE.search(p):
             raise SignatureError(f"{e.get('id')}: pattern {p!r} uses a construct POSIX ERE lacks")
     ex = e.get("examples") or {}
@@ -120,9 +131,9 @@ def compile_signature(e: dict[str, Any], lazy: bool = False) -> Signature:
         fix=e.get("fix", "").strip(), source=e.get("source", ""), references=tuple(e.get("references", ())),
         alternatives=tuple(_hyp(a, comp) for a in e.get("alternatives", ())),
         resolve=tuple(_hyp(a, comp) for a in e.get("resolve", ())), generic=bool(e.get("generic", False)),
-        examples=tuple(ex.get("match", ())), counter_examples=tuple(ex.get("no_match", ())))
+        examples=tuple(ex.get("match", ())), counter_examples=tuple(ex.get("no_match", ())), pair_patterns=pair_pats)
     if not lazy:
-        _ = sig.regex  # compiled now: a bad pattern is an error of the catalog being built
+        _ = sig.regex, sig.pairs  # compiled now: a bad pattern is an error of the catalog being built
     readings: list[Signature | Hypothesis] = [sig, *sig.alternatives, *sig.resolve]
     for h in readings:  # the vocabulary is gpuvet.model.taxonomy's, nothing else
         if h.cause not in LABELS:
@@ -334,10 +345,15 @@ def _shipped_index(digest: str) -> dict[str, Any] | None:
     return doc
 
 
+def routing_patterns(entries: Iterable[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """What routes a line to each signature: its patterns, then the first lines of its two-line readings (pairs)."""
+    return [tuple(e["patterns"]) + tuple(d["line"] for d in e.get("pairs", ())) for e in entries]
+
+
 def build_catalog(entries: Iterable[dict[str, Any]], extra_patterns: Iterable[str] = (), use_index: bool = True) -> Catalog:
     entries = list(entries)
     extra = tuple(extra_patterns)
-    pats = [tuple(e["patterns"]) for e in entries]
+    pats = routing_patterns(entries)
     doc = _shipped_index(index_digest(pats, extra)) if use_index else None
     sigs = tuple(compile_signature(e, lazy=doc is not None) for e in entries)
     ids = [s.id for s in sigs]
