@@ -11,7 +11,6 @@ speed) or when a branch has no usable literal: it never says False for text the 
 from __future__ import annotations
 
 import re
-from typing import Callable
 
 try:  # Python 3.11+
     from re import _constants as _c  # type: ignore[attr-defined]
@@ -146,38 +145,101 @@ def _trie(words: list[str]) -> str:
 
 class MultiGate:
     """Several named patterns, each split into its alternatives, each alternative behind its own literal
-    gate; one trie regex of every strong literal answers "could any of them match?" in one C-speed pass.
-    ``matches(text)`` returns the names whose pattern matches: exactly ``{n for n, rx in patterns if rx.search(text)}``."""
+    gate.  ``matches(text)`` returns the names whose pattern matches: exactly ``{n for n, rx in patterns if
+    rx.search(text)}``.
+
+    One pass finds the candidates: a trie regex of every alternative's literals (a plain search first: most
+    lines hold none), then, on a line that holds one, the same trie under a look-ahead lists every literal
+    there, and only the alternatives owning those literals are tried (a ``[rank3]:`` prefix on every line of a
+    distributed log used to send each line through all ~160 gates in Python).  An alternative's regex is
+    compiled the first time its gate lets a line through."""
 
     def __init__(self, patterns: dict[str, str]):
-        self.strong: list[tuple[str, LiteralGate, re.Pattern]] = []
-        self.weak: list[tuple[str, Callable[[str], object], re.Pattern]] = []  # a gate or a relaxed search
-        exact: set[str] = set()
-        folded: set[str] = set()
+        self.alts: list[tuple[str, str]] = []  # (name, alternative's regex source)
+        self._rx: list[re.Pattern | None] = []
+        self.gates: list[LiteralGate] = []
+        self.weak: list[tuple[int, str | None]] = []  # no strong literal: (alternative, relaxed regex or None)
+        self._weak_rx: dict[int, re.Pattern] = {}
+        exact: dict[str, set[int]] = {}
+        folded: dict[str, set[int]] = {}
         for name, pat in patterns.items():
             for alt in split_top(pat):
+                i = len(self.alts)
+                self.alts.append((name, alt))
+                self._rx.append(None)
                 g = LiteralGate(alt)
-                rx = re.compile(alt)
+                self.gates.append(g)
                 needles = g.exact + g.folded
                 if g.always or any(len(n) < MIN_NEEDLE for n in needles):
                     # no strong literal: the alternative without its leading \b (a superset that the
                     # engine searches by its first character class, ~20x faster) is the gate
-                    relaxed = alt[2:] if alt.startswith("\\b") else None
-                    self.weak.append((name, re.compile(relaxed).search if relaxed else g, rx))
+                    self.weak.append((i, alt[2:] if alt.startswith("\\b") else None))
                 else:
-                    self.strong.append((name, g, rx))
-                    exact.update(g.exact)
-                    folded.update(g.folded)
-        self.any_exact = re.compile(_trie(sorted(exact)))
-        self.any_folded = re.compile(_trie(sorted(folded))) if folded else None
+                    for n in g.exact:
+                        exact.setdefault(n, set()).add(i)
+                    for n in g.folded:
+                        folded.setdefault(n, set()).add(i)
+        self._exact_src, self.exact_routes = _routes(exact)
+        self._folded_src, self.folded_routes = _routes(folded)
+        self.any_exact = re.compile(self._exact_src)
+        self.each_exact = re.compile("(?=(" + self._exact_src + "))")
+        self.any_folded = re.compile(self._folded_src) if folded else None
+        self.each_folded = re.compile("(?=(" + self._folded_src + "))") if folded else None
+
+    def _search(self, i: int, text: str) -> bool:
+        rx = self._rx[i]
+        if rx is None:
+            rx = self._rx[i] = re.compile(self.alts[i][1])
+        return rx.search(text) is not None
+
+    def candidates(self, text: str) -> list[int]:
+        """The alternatives (indexes into ``alts``) whose literals the text holds, in order."""
+        cand: set[int] = set()
+        if self.any_exact.search(text) is not None:
+            for m in self.each_exact.finditer(text):
+                cand.update(self.exact_routes[m.group(1)])
+        if self.any_folded is not None:
+            low = text.lower()
+            if self.any_folded.search(low) is not None:
+                assert self.each_folded is not None
+                for m in self.each_folded.finditer(low):
+                    cand.update(self.folded_routes[m.group(1)])
+        return sorted(cand)
 
     def matches(self, text: str) -> set[str]:
         found: set[str] = set()
-        hit = self.any_exact.search(text) is not None or (
-            self.any_folded is not None and self.any_folded.search(text.lower()) is not None)
-        groups = (self.strong, self.weak) if hit else (self.weak,)
-        for group in groups:
-            for name, g, rx in group:
-                if name not in found and g(text) and rx.search(text):
-                    found.add(name)
+        for i in self.candidates(text):
+            name = self.alts[i][0]
+            if name not in found and self.gates[i](text) and self._search(i, text):
+                found.add(name)
+        for i, relaxed in self.weak:
+            name = self.alts[i][0]
+            if name in found:
+                continue
+            if relaxed is not None:
+                g = self._weak_rx.get(i)
+                if g is None:
+                    g = self._weak_rx[i] = re.compile(relaxed)
+                if g.search(text) is None:
+                    continue
+            elif not self.gates[i](text):
+                continue
+            if self._search(i, text):
+                found.add(name)
         return found
+
+
+def _routes(needles: dict[str, set[int]]) -> tuple[str, dict[str, tuple[int, ...]]]:
+    """The trie regex of the needles and, for each key it can report (the shortest needle that is a prefix of
+    what the text holds: the trie stops there), the alternatives of every needle extending that key."""
+    words = sorted(needles)
+    keys: list[str] = []
+    for w in sorted(words, key=len):
+        if not any(w.startswith(k) for k in keys):
+            keys.append(w)
+    routes: dict[str, set[int]] = {k: set() for k in keys}
+    for w, idx in needles.items():
+        for k in keys:
+            if w.startswith(k):
+                routes[k].update(idx)
+    return _trie(words), {k: tuple(sorted(v)) for k, v in routes.items()}

@@ -387,8 +387,11 @@ def user_code_signals(scan: ScanResult) -> list[dict[str, Any]]:
     out = []
     for sid, ms in scan.matches.items():
         sig = ms[0].signature
-        if sig.user_code:
-            out.append({"signature": sid, "title": sig.title, "meaning": sig.meaning,
+        # a message read as the user's own in this context (a resolve rule with cause none) is one too
+        here = next((r for r in sig.resolve if r.cause == "none" and r.applies(scan.hint_names)), None)
+        if sig.user_code or here is not None:
+            out.append({"signature": sid, "title": sig.title,
+                        "meaning": here.note if here is not None and here.note else sig.meaning,
                         "evidence": [{"line": m.line, "text": m.text} for m in ms[:3]]})
     return out
 

@@ -16,9 +16,12 @@ shape mismatch): they blame nothing and weaken generic stack readings.
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
+import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from gpuvet.model.taxonomy import CAUSES, COMPONENTS, LABELS  # noqa: F401 (the one declaration; re-exported)
 
@@ -67,7 +70,25 @@ class Signature:
     generic: bool = False
     examples: tuple[str, ...] = ()
     counter_examples: tuple[str, ...] = ()
-    regex: Any = field(default=None, compare=False, repr=False)
+    # two-line readings: (regex of a line, regex the next non-blank line must match), e.g. a REPL call and the
+    # value it printed; the first regex routes through the prefilter like a pattern, the pair counts as one match
+    pair_patterns: tuple[tuple[str, str], ...] = ()
+
+    @functools.cached_property
+    def pairs(self) -> tuple[tuple[Any, Any], ...]:
+        try:
+            return tuple((re.compile(a), re.compile(b)) for a, b in self.pair_patterns)
+        except re.error as exc:
+            raise SignatureError(f"{self.id}: bad pattern: {exc}") from None
+
+    @functools.cached_property
+    def regex(self) -> Any:
+        """The signature's patterns as one compiled regex, compiled the first time a line reaches it (a case
+        routes lines to a few signatures; compiling all of them cost ~0.1 s a process)."""
+        try:
+            return re.compile("|".join(f"({p})" for p in self.patterns))
+        except re.error as exc:
+            raise SignatureError(f"{self.id}: bad pattern: {exc}") from None
 
     @property
     def user_code(self) -> bool:
@@ -93,15 +114,15 @@ def _hyp(d: dict[str, Any], default_component: str) -> Hypothesis:
                       tuple(when), d.get("note", ""))
 
 
-def compile_signature(e: dict[str, Any]) -> Signature:
+def compile_signature(e: dict[str, Any], lazy: bool = False) -> Signature:
+    """The signature of one knowledge-base entry, validated.  ``lazy``: leave its regex to be compiled on first
+    use (the shipped index, ``data/signature_index.json``, was built from these very patterns, which compiled
+    then); otherwise it is compiled now and a bad pattern raises SignatureError."""
     pats = tuple(e["patterns"])
-    for p in pats:
+    pair_pats = tuple((d["line"], d["next"]) for d in e.get("pairs", ()))
+    for p in pats + tuple(q for pp in pair_pats for q in pp):
         if _NON_ERE.search(p):
             raise SignatureError(f"{e.get('id')}: pattern {p!r} uses a construct POSIX ERE lacks")
-    try:
-        rx = re.compile("|".join(f"({p})" for p in pats))
-    except re.error as exc:
-        raise SignatureError(f"{e.get('id')}: bad pattern: {exc}") from None
     ex = e.get("examples") or {}
     comp = e["component"]
     sig = Signature(
@@ -110,7 +131,9 @@ def compile_signature(e: dict[str, Any]) -> Signature:
         fix=e.get("fix", "").strip(), source=e.get("source", ""), references=tuple(e.get("references", ())),
         alternatives=tuple(_hyp(a, comp) for a in e.get("alternatives", ())),
         resolve=tuple(_hyp(a, comp) for a in e.get("resolve", ())), generic=bool(e.get("generic", False)),
-        examples=tuple(ex.get("match", ())), counter_examples=tuple(ex.get("no_match", ())), regex=rx)
+        examples=tuple(ex.get("match", ())), counter_examples=tuple(ex.get("no_match", ())), pair_patterns=pair_pats)
+    if not lazy:
+        _ = sig.regex, sig.pairs  # compiled now: a bad pattern is an error of the catalog being built
     readings: list[Signature | Hypothesis] = [sig, *sig.alternatives, *sig.resolve]
     for h in readings:  # the vocabulary is gpuvet.model.taxonomy's, nothing else
         if h.cause not in LABELS:
@@ -214,13 +237,41 @@ def _trie_regex(words: list[str]) -> str:
 
 @dataclass(frozen=True)
 class Catalog:
+    """The signatures and their prefilter: ``trie`` (the regex source of every key) is compiled on first use,
+    for text or for bytes, as the plain "any key here?" test (``quick``) or with a look-ahead that reports
+    overlapping keys (``prefilter``)."""
     signatures: tuple[Signature, ...]
-    prefilter: Any  # trie regex (text) of the keys: the cheap first pass
-    prefilter_bytes: Any
+    trie: str
     routes: dict = field(default_factory=dict)  # key -> tuple of signature indexes
     extra_keys: frozenset = frozenset()  # keys of fact patterns (no signature)
-    quick: Any = None  # the trie without look-ahead: fast "any key here?" test
-    quick_bytes: Any = None
+    keys: tuple[str, ...] = ()  # every key of the trie (none is a prefix of another)
+
+    @functools.cached_property
+    def keys_bytes(self) -> tuple[tuple[bytes, str], ...]:
+        return tuple((k.encode("utf-8"), k) for k in self.keys)
+
+    def keys_present(self, block: bytes) -> list[tuple[bytes, str]]:
+        """The keys that occur in ``block``: one substring search each.  No key is a prefix of another, so at
+        any position at most one key starts, and a line's keys are exactly those of this list it contains:
+        what the trie's look-ahead reports, without compiling the trie (~25 ms, more than searching a small
+        text ~600 times)."""
+        return [kb for kb in self.keys_bytes if kb[0] in block]
+
+    @functools.cached_property
+    def quick(self) -> Any:  # the trie without look-ahead: fast "any key here?" test
+        return re.compile(self.trie)
+
+    @functools.cached_property
+    def quick_bytes(self) -> Any:
+        return re.compile(self.trie.encode("utf-8"))
+
+    @functools.cached_property
+    def prefilter(self) -> Any:  # look-ahead: overlapping keys are all reported (slower; candidate lines only)
+        return re.compile("(?=(" + self.trie + "))")
+
+    @functools.cached_property
+    def prefilter_bytes(self) -> Any:
+        return re.compile(("(?=(" + self.trie + "))").encode("utf-8"))
 
     def route(self, keys: Iterable[str]) -> list[Signature]:
         idx: set[int] = set()
@@ -238,19 +289,31 @@ class Catalog:
         return [p for s in self.signatures for p in s.patterns]
 
 
-def build_catalog(entries: Iterable[dict[str, Any]], extra_patterns: Iterable[str] = ()) -> Catalog:
-    sigs = tuple(compile_signature(e) for e in entries)
-    ids = [s.id for s in sigs]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
-    if dupes:
-        raise SignatureError(f"duplicate signature ids: {dupes}")
+# The routing of a catalog (keys, routes, trie) depends only on the patterns (in order) and on the code above;
+# it is computed once, when the signatures change, into data/signature_index.json (tools/gen_signature_index.py;
+# tests/test_signature_index.py fails while it is stale).  A catalog whose patterns the index does not describe
+# (a stale index, a test's own signatures) is routed by computing it here: slower, never different.
+INDEX_FORMAT = "gpuvet-signature-index/2"
+INDEX_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "signature_index.json")
+
+
+def index_digest(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[str]) -> str:
+    """What the routing is a function of: every signature's patterns in order, the fact patterns, the key rules."""
+    doc = [INDEX_FORMAT, KEY_LEN, _COMMON, [list(p) for p in patterns], list(extra_patterns)]
+    return hashlib.sha256(json.dumps(doc, ensure_ascii=True).encode("ascii")).hexdigest()
+
+
+def compute_index(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[str], ids: Sequence[str] = ()) -> dict[str, Any]:
+    """The routing of signatures with these patterns: keys (minimal, trie order), key -> signature indexes,
+    the fact patterns' keys.  Raises SignatureError for a pattern without a literal anchor."""
     routes: dict[str, set[int]] = {}
     extra: set[str] = set()
-    for i, s in enumerate(sigs):
-        for p in s.patterns:
+    for i, pats in enumerate(patterns):
+        for p in pats:
             anc = anchors(p)
             if not anc:
-                raise SignatureError(f"{s.id}: pattern {p!r} has no literal anchor of 3+ characters")
+                sid = ids[i] if i < len(ids) else f"#{i}"
+                raise SignatureError(f"{sid}: pattern {p!r} has no literal anchor of 3+ characters")
             for a in anc:
                 routes.setdefault(key_of(a), set()).add(i)
     for p in extra_patterns:
@@ -262,16 +325,45 @@ def build_catalog(entries: Iterable[dict[str, Any]], extra_patterns: Iterable[st
         if not any(k.startswith(m) for m in minimal):
             minimal.append(k)
     # a key that extends a shorter one routes through the shorter one too
-    final_routes: dict[str, tuple[int, ...]] = {}
+    final_routes: dict[str, list[int]] = {}
     for k, idx in routes.items():
         m = next(m for m in minimal if k.startswith(m))
-        final_routes[m] = tuple(sorted(set(final_routes.get(m, ())) | idx))
-    trie = _trie_regex(minimal)
-    rx = "(?=(" + trie + "))"  # look-ahead: overlapping keys are all reported (slower; candidate lines only)
-    return Catalog(sigs, re.compile(rx), re.compile(rx.encode("utf-8")), final_routes, frozenset(extra),
-                   re.compile(trie), re.compile(trie.encode("utf-8")))
+        final_routes[m] = sorted(set(final_routes.get(m, ())) | idx)
+    return {"format": INDEX_FORMAT, "digest": index_digest(patterns, extra_patterns), "trie": _trie_regex(minimal),
+            "keys": sorted(minimal), "routes": dict(sorted(final_routes.items())), "extra_keys": sorted(extra)}
 
 
+def _shipped_index(digest: str) -> dict[str, Any] | None:
+    from pathlib import Path  # package data, read as logs/learned.py reads its model (not the machine)
+
+    try:
+        doc = json.loads(Path(INDEX_PATH).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("format") != INDEX_FORMAT or doc.get("digest") != digest:
+        return None
+    return doc
+
+
+def routing_patterns(entries: Iterable[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """What routes a line to each signature: its patterns, then the first lines of its two-line readings (pairs)."""
+    return [tuple(e["patterns"]) + tuple(d["line"] for d in e.get("pairs", ())) for e in entries]
+
+
+def build_catalog(entries: Iterable[dict[str, Any]], extra_patterns: Iterable[str] = (), use_index: bool = True) -> Catalog:
+    entries = list(entries)
+    extra = tuple(extra_patterns)
+    pats = routing_patterns(entries)
+    doc = _shipped_index(index_digest(pats, extra)) if use_index else None
+    sigs = tuple(compile_signature(e, lazy=doc is not None) for e in entries)
+    ids = [s.id for s in sigs]
+    if len(set(ids)) != len(ids):
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        raise SignatureError(f"duplicate signature ids: {dupes}")
+    if doc is None:
+        doc = compute_index(pats, extra, ids)
+    routes = {k: tuple(v) for k, v in doc["routes"].items()}
+    return Catalog(sigs, doc["trie"], routes, frozenset(doc["extra_keys"]), tuple(doc["keys"]))
 @functools.lru_cache(maxsize=1)
 def load_catalog() -> Catalog:
     from gpuvet import kb

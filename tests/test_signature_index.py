@@ -1,0 +1,73 @@
+"""The shipped routing of the signatures (logs/data/signature_index.json) is current, and a catalog built from it
+is the catalog gpuvet would compute; a stale index is never used (gpuvet computes the routing then)."""
+from __future__ import annotations
+
+import copy
+import importlib.util
+from pathlib import Path
+
+from gpuvet import kb
+from gpuvet.logs.fact_patterns import PREFILTER_PATTERNS
+from gpuvet.logs.match import Scanner
+from gpuvet.logs.signatures import INDEX_PATH, build_catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("gen_signature_index", ROOT / "tools" / "gen_signature_index.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_shipped_index_is_current():
+    assert Path(INDEX_PATH).read_text(encoding="utf-8") == _tool().render(), \
+        "logs/data/signature_index.json is stale: run .venv/bin/python tools/gen_signature_index.py"
+
+
+def _same(a, b):
+    assert a.trie == b.trie
+    assert a.routes == b.routes
+    assert a.extra_keys == b.extra_keys
+    assert [s.id for s in a.signatures] == [s.id for s in b.signatures]
+
+
+def test_index_gives_the_computed_catalog_and_compiles_lazily():
+    entries = kb.load().table("signatures")
+    fast = build_catalog(entries, PREFILTER_PATTERNS)
+    _same(fast, build_catalog(entries, PREFILTER_PATTERNS, use_index=False))
+    assert not any("regex" in s.__dict__ for s in fast.signatures)  # nothing compiled yet
+    sc = Scanner(fast)
+    sc.feed(1, b"RuntimeError: CUDA error: no kernel image is available for execution on the device")
+    assert "LOG002" in sc.result.matches
+    compiled = [s.id for s in fast.signatures if "regex" in s.__dict__]
+    assert "LOG002" in compiled and len(compiled) < len(fast.signatures) // 4, compiled
+
+
+def test_stale_index_is_not_used():
+    entries = copy.deepcopy(kb.load().table("signatures"))
+    e = next(e for e in entries if e["id"] == "LOG002")
+    e["patterns"] = list(e["patterns"]) + ["zzqx widget exploded"]  # a pattern the shipped index never saw
+    cat = build_catalog(entries, PREFILTER_PATTERNS)
+    _same(cat, build_catalog(entries, PREFILTER_PATTERNS, use_index=False))
+    sc = Scanner(cat)
+    sc.feed(1, b"fatal: zzqx widget exploded")
+    assert "LOG002" in sc.result.matches
+    assert all("regex" in s.__dict__ for s in cat.signatures)  # computed path: compiled (and so validated) now
+
+
+def test_substring_keys_equal_the_trie_keys():
+    """A small block finds each line's keys by substring search (Catalog.keys_present); a large one by the
+    trie's look-ahead.  Both must give every line the same keys."""
+    from test_signatures import ORDINARY
+
+    cat = build_catalog(kb.load().table("signatures"), PREFILTER_PATTERNS)
+    lines = [ex for s in cat.signatures for ex in s.examples + s.counter_examples] + ORDINARY.splitlines()
+    lines += ["[rank1]: NCCL WARN Cuda failure 'out of memory' hipErrorNoBinaryForGpu torch==2.3.0 CUDA Version: 12.2"]
+    block = "\n".join(lines).encode("utf-8")
+    present = cat.keys_present(block)
+    for line in lines:
+        raw = line.encode("utf-8")
+        trie = {m.group(1).decode("utf-8") for m in cat.prefilter_bytes.finditer(raw)}
+        assert {k for kb, k in present if kb in raw} == trie, line
