@@ -52,5 +52,19 @@ t0=$(t); REPS=3 timeout 25 python3 bench/h200/pipe_reader.py $LINES > $D/pipes.t
 cat $D/pipes.txt >> $S
 for iv in 0.005 0.0005 0.005 0.0005; do timeout 5 python3 bench/h200/gil_handoff.py $iv; done > $D/gil.txt 2>&1
 cat $D/gil.txt >> $S
+# 5. the interpreter's own start-up, which no `gpuvet run` can overlap (site's .pth hooks included)
+python3 - > $D/startup.txt 2>&1 <<'EOF'
+import statistics, subprocess, sys, time
+for args in (["-c", "pass"], ["-S", "-c", "pass"], ["-I", "-c", "pass"]):
+    xs = []
+    for _ in range(15):
+        t = time.perf_counter(); subprocess.run([sys.executable, *args]); xs.append(time.perf_counter() - t)
+    print(f"python3 {' '.join(args)}: median {statistics.median(xs) * 1e3:.1f} ms, min {min(xs) * 1e3:.1f} ms")
+p = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], capture_output=True, text=True)
+rows = [ln.split("|") for ln in p.stderr.splitlines()[1:] if ln.count("|") == 2]
+for r in sorted(rows, key=lambda r: -int(r[1]))[:8]:
+    print("importtime cumulative", r[1].strip(), "us", r[2].rstrip())
+EOF
+cat $D/startup.txt >> $S
 uptime >> $S
 cat $S

@@ -1074,11 +1074,14 @@ def native_backtrace(system, pid: int) -> str:
 
 
 def gpu_state(system) -> str:
-    parts = []
-    for argv in (["nvidia-smi"], ["nvidia-smi", "-q"], ["rocm-smi"], ["amd-smi", "metric"]):
-        if system.which(argv[0]):
-            res = system.run(argv, timeout=15)
-            parts.append(f"$ {' '.join(argv)}\n{res.output or res.describe()}")
+    """gpu-state.txt: the GPU tools that are installed (only those), run at the same time, each with its time-out."""
+    def one(argv: list[str]) -> str:
+        res = system.run(argv, timeout=15)
+        return f"$ {' '.join(argv)}\n{res.output or res.describe()}"
+
+    waits = [_background(one, argv) for argv in (["nvidia-smi"], ["nvidia-smi", "-q"], ["rocm-smi"], ["amd-smi", "metric"])
+             if system.which(argv[0])]
+    parts = [w() for w in waits]
     return "\n\n".join(parts) + "\n" if parts else "no GPU state tool (nvidia-smi, rocm-smi, amd-smi) found\n"
 
 
