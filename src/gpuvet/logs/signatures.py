@@ -16,7 +16,6 @@ shape mismatch): they blame nothing and weaken generic stack readings.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import re
@@ -289,7 +288,9 @@ INDEX_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "s
 def index_digest(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[str]) -> str:
     """What the routing is a function of: every signature's patterns in order, the fact patterns, the key rules."""
     doc = [INDEX_FORMAT, KEY_LEN, _COMMON, [list(p) for p in patterns], list(extra_patterns)]
-    return hashlib.sha256(json.dumps(doc, ensure_ascii=True).encode("ascii")).hexdigest()
+    from gpuvet.model.digest import sha256_hex  # not hashlib: importing it loads OpenSSL (start-up)
+
+    return sha256_hex(json.dumps(doc, ensure_ascii=True).encode("ascii"))
 
 
 def compute_index(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[str], ids: Sequence[str] = ()) -> dict[str, Any]:
