@@ -1,5 +1,5 @@
-"""The shipped routing of the signatures (logs/data/signature_index.json) is current, and a catalog built from it
-is the catalog gpuvet would compute; a stale index is never used (gpuvet computes the routing then)."""
+"""The shipped prefilter data (logs/data/signature_index.json: the signatures' routing, the hints' gates) is
+current, and what gpuvet builds from it is what it would compute; a stale section is never used."""
 from __future__ import annotations
 
 import copy
@@ -9,7 +9,8 @@ from pathlib import Path
 from gpuvet import kb
 from gpuvet.logs.fact_patterns import PREFILTER_PATTERNS
 from gpuvet.logs.match import Scanner
-from gpuvet.logs.signatures import INDEX_PATH, build_catalog
+from gpuvet.logs.index import INDEX_PATH
+from gpuvet.logs.signatures import build_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,3 +72,27 @@ def test_substring_keys_equal_the_trie_keys():
         raw = line.encode("utf-8")
         trie = {m.group(1).decode("utf-8") for m in cat.prefilter_bytes.finditer(raw)}
         assert {k for kb, k in present if kb in raw} == trie, line
+
+
+def test_hint_gates_from_the_plan_equal_the_computed_ones():
+    from gpuvet.logs import extract
+    from gpuvet.logs.gate import MultiGate
+
+    from test_logs_gate import HINT_SAMPLES, LINES
+
+    shipped = extract.hints_gate()
+    computed = MultiGate(extract.HINTS)
+    assert shipped.alts == computed.alts and shipped.weak == computed.weak
+    assert shipped.exact_routes == computed.exact_routes and shipped.folded_routes == computed.folded_routes
+    assert [(g.exact, g.folded, g.always) for g in shipped.gates] == [(g.exact, g.folded, g.always) for g in computed.gates]
+    for line in LINES + HINT_SAMPLES:
+        assert shipped.matches(line[:extract.HINT_SPAN]) == computed.matches(line[:extract.HINT_SPAN]), line
+
+
+def test_stale_hint_plan_is_not_used(monkeypatch):
+    from gpuvet.logs import extract
+
+    monkeypatch.setattr(extract, "_hints_gated", None)
+    monkeypatch.setitem(extract.HINTS, "zzqx-hint", r"\bzzqx widget\b")  # a hint the shipped plan never saw
+    assert [h.name for h in extract.hints_in("the zzqx widget broke", 1)] == ["zzqx-hint"]
+    monkeypatch.setattr(extract, "_hints_gated", None)

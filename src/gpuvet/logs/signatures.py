@@ -16,8 +16,6 @@ shape mismatch): they blame nothing and weaken generic stack readings.
 from __future__ import annotations
 
 import functools
-import json
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -278,19 +276,18 @@ class Catalog:
 
 
 # The routing of a catalog (keys, routes, trie) depends only on the patterns (in order) and on the code above;
-# it is computed once, when the signatures change, into data/signature_index.json (tools/gen_signature_index.py;
-# tests/test_signature_index.py fails while it is stale).  A catalog whose patterns the index does not describe
-# (a stale index, a test's own signatures) is routed by computing it here: slower, never different.
-INDEX_FORMAT = "gpuvet-signature-index/2"
-INDEX_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "signature_index.json")
+# it is computed once, when the signatures change, into data/signature_index.json (logs/index.py,
+# tools/gen_signature_index.py; tests/test_signature_index.py fails while it is stale).  A catalog whose patterns
+# the index does not describe (a stale index, a test's own signatures) is routed by computing it here: slower,
+# never different.  Change ROUTING when the key rules change.
+ROUTING = "keys/1"
 
 
 def index_digest(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[str]) -> str:
     """What the routing is a function of: every signature's patterns in order, the fact patterns, the key rules."""
-    doc = [INDEX_FORMAT, KEY_LEN, _COMMON, [list(p) for p in patterns], list(extra_patterns)]
-    from gpuvet.model.digest import sha256_hex  # not hashlib: importing it loads OpenSSL (start-up)
+    from . import index
 
-    return sha256_hex(json.dumps(doc, ensure_ascii=True).encode("ascii"))
+    return index.digest(ROUTING, KEY_LEN, _COMMON, [list(p) for p in patterns], list(extra_patterns))
 
 
 def compute_index(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[str], ids: Sequence[str] = ()) -> dict[str, Any]:
@@ -319,27 +316,17 @@ def compute_index(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[st
     for k, idx in routes.items():
         m = next(m for m in minimal if k.startswith(m))
         final_routes[m] = sorted(set(final_routes.get(m, ())) | idx)
-    return {"format": INDEX_FORMAT, "digest": index_digest(patterns, extra_patterns), "trie": _trie_regex(minimal),
+    return {"digest": index_digest(patterns, extra_patterns), "trie": _trie_regex(minimal),
             "keys": sorted(minimal), "routes": dict(sorted(final_routes.items())), "extra_keys": sorted(extra)}
-
-
-def _shipped_index(digest: str) -> dict[str, Any] | None:
-    from pathlib import Path  # package data, read as logs/learned.py reads its model (not the machine)
-
-    try:
-        doc = json.loads(Path(INDEX_PATH).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(doc, dict) or doc.get("format") != INDEX_FORMAT or doc.get("digest") != digest:
-        return None
-    return doc
 
 
 def build_catalog(entries: Iterable[dict[str, Any]], extra_patterns: Iterable[str] = (), use_index: bool = True) -> Catalog:
     entries = list(entries)
     extra = tuple(extra_patterns)
     pats = [tuple(e["patterns"]) for e in entries]
-    doc = _shipped_index(index_digest(pats, extra)) if use_index else None
+    from . import index
+
+    doc = index.section("signatures", index_digest(pats, extra)) if use_index else None
     sigs = tuple(compile_signature(e, lazy=doc is not None) for e in entries)
     ids = [s.id for s in sigs]
     if len(set(ids)) != len(ids):
