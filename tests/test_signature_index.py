@@ -38,12 +38,17 @@ def test_index_gives_the_computed_catalog_and_compiles_lazily():
     entries = kb.load().table("signatures")
     fast = build_catalog(entries, PREFILTER_PATTERNS)
     _same(fast, build_catalog(entries, PREFILTER_PATTERNS, use_index=False))
-    assert not any("regex" in s.__dict__ for s in fast.signatures)  # nothing compiled yet
+    def compiled(s):
+        return "regex" in s.__dict__ or any(s.__dict__.get("_pattern_rx") or ())
+
+    assert not any(compiled(s) for s in fast.signatures)  # nothing compiled yet
     sc = Scanner(fast)
     sc.feed(1, b"RuntimeError: CUDA error: no kernel image is available for execution on the device")
     assert "LOG002" in sc.result.matches
-    compiled = [s.id for s in fast.signatures if "regex" in s.__dict__]
-    assert "LOG002" in compiled and len(compiled) < len(fast.signatures) // 4, compiled
+    done = [s.id for s in fast.signatures if compiled(s)]
+    assert "LOG002" in done and len(done) < len(fast.signatures) // 4, done
+    log002 = fast.get("LOG002")
+    assert sum(rx is not None for rx in log002._pattern_rx) < len(log002.patterns)  # only the patterns hit
 
 
 def test_stale_index_is_not_used():
@@ -96,3 +101,17 @@ def test_stale_hint_plan_is_not_used(monkeypatch):
     monkeypatch.setitem(extract.HINTS, "zzqx-hint", r"\bzzqx widget\b")  # a hint the shipped plan never saw
     assert [h.name for h in extract.hints_in("the zzqx widget broke", 1)] == ["zzqx-hint"]
     monkeypatch.setattr(extract, "_hints_gated", None)
+
+
+def test_hit_equals_the_whole_regex():
+    """Signature.hit tries only the patterns whose anchors the text holds: it must say what regex.search says."""
+    from gpuvet.logs.normalize import normalize
+
+    from test_signatures import ORDINARY
+
+    cat = build_catalog(kb.load().table("signatures"), PREFILTER_PATTERNS)
+    texts = [normalize(ex) for s in cat.signatures for ex in s.examples + s.counter_examples] + ORDINARY.splitlines()
+    for s in cat.signatures:
+        assert len(s.anchors) == len(s.patterns), s.id
+        for t in texts:
+            assert s.hit(t) == (s.regex.search(t) is not None), (s.id, t)

@@ -109,7 +109,7 @@ class Scanner:
         out: list[Match] = []
         sigs = self.catalog.route(keys) if not prefiltered else self.catalog.route(keys) or list(self.catalog.signatures)
         for sig in sigs:
-            if sig.regex.search(text):
+            if sig.hit(text):
                 n = res.counts.get(sig.id, 0)
                 res.counts[sig.id] = n + 1
                 if n == 0:

@@ -67,6 +67,35 @@ class Signature:
     generic: bool = False
     examples: tuple[str, ...] = ()
     counter_examples: tuple[str, ...] = ()
+    # per pattern, literal strings one of which every match of it contains (``anchors``); () when unknown
+    anchors: tuple[tuple[str, ...], ...] = field(default=(), compare=False, repr=False)
+
+    def hit(self, text: str) -> bool:
+        """``regex.search(text)`` is not None, trying only the patterns one of whose anchors the text holds,
+        each compiled the first time a line gets that far (a line routed here by one pattern's key rarely
+        holds another's anchors)."""
+        if len(self.anchors) != len(self.patterns):
+            return self.regex.search(text) is not None
+        rxs = self._pattern_rx
+        for j, anc in enumerate(self.anchors):
+            for a in anc:
+                if a in text:
+                    break
+            else:
+                continue
+            rx = rxs[j]
+            if rx is None:
+                try:
+                    rx = rxs[j] = re.compile(self.patterns[j])
+                except re.error as exc:
+                    raise SignatureError(f"{self.id}: bad pattern: {exc}") from None
+            if rx.search(text) is not None:
+                return True
+        return False
+
+    @functools.cached_property
+    def _pattern_rx(self) -> list[Any]:
+        return [None] * len(self.patterns)
 
     @functools.cached_property
     def regex(self) -> Any:
@@ -280,7 +309,7 @@ class Catalog:
 # tools/gen_signature_index.py; tests/test_signature_index.py fails while it is stale).  A catalog whose patterns
 # the index does not describe (a stale index, a test's own signatures) is routed by computing it here: slower,
 # never different.  Change ROUTING when the key rules change.
-ROUTING = "keys/1"
+ROUTING = "keys/2"
 
 
 def index_digest(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[str]) -> str:
@@ -295,12 +324,15 @@ def compute_index(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[st
     the fact patterns' keys.  Raises SignatureError for a pattern without a literal anchor."""
     routes: dict[str, set[int]] = {}
     extra: set[str] = set()
+    sig_anchors: list[list[list[str]]] = []
     for i, pats in enumerate(patterns):
+        sig_anchors.append([])
         for p in pats:
             anc = anchors(p)
             if not anc:
                 sid = ids[i] if i < len(ids) else f"#{i}"
                 raise SignatureError(f"{sid}: pattern {p!r} has no literal anchor of 3+ characters")
+            sig_anchors[-1].append(anc)
             for a in anc:
                 routes.setdefault(key_of(a), set()).add(i)
     for p in extra_patterns:
@@ -317,7 +349,8 @@ def compute_index(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[st
         m = next(m for m in minimal if k.startswith(m))
         final_routes[m] = sorted(set(final_routes.get(m, ())) | idx)
     return {"digest": index_digest(patterns, extra_patterns), "trie": _trie_regex(minimal),
-            "keys": sorted(minimal), "routes": dict(sorted(final_routes.items())), "extra_keys": sorted(extra)}
+            "keys": sorted(minimal), "routes": dict(sorted(final_routes.items())), "extra_keys": sorted(extra),
+            "anchors": sig_anchors}
 
 
 def build_catalog(entries: Iterable[dict[str, Any]], extra_patterns: Iterable[str] = (), use_index: bool = True) -> Catalog:
@@ -334,6 +367,9 @@ def build_catalog(entries: Iterable[dict[str, Any]], extra_patterns: Iterable[st
         raise SignatureError(f"duplicate signature ids: {dupes}")
     if doc is None:
         doc = compute_index(pats, extra, ids)
+    anc = doc["anchors"]
+    for sig, a in zip(sigs, anc):  # the anchors come with the routing (computed with it, or shipped)
+        object.__setattr__(sig, "anchors", tuple(tuple(x) for x in a))
     routes = {k: tuple(v) for k, v in doc["routes"].items()}
     return Catalog(sigs, doc["trie"], routes, frozenset(doc["extra_keys"]), tuple(doc["keys"]))
 @functools.lru_cache(maxsize=1)
