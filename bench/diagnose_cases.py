@@ -56,6 +56,19 @@ def stable(doc: dict) -> dict:
     return out
 
 
+def differences(a, b, path: str = "") -> list[str]:
+    """The JSON paths where two reports differ."""
+    if type(a) is not type(b):
+        return [path or "/"]
+    if isinstance(a, dict):
+        return [d for k in sorted(set(a) | set(b)) for d in differences(a.get(k), b.get(k), f"{path}/{k}")]
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return [f"{path} (length {len(a)} -> {len(b)})"]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, f"{path}[{i}]")]
+    return [] if a == b else [path]
+
+
 def machine() -> dict:
     cpu = ""
     try:
@@ -173,7 +186,7 @@ def main(argv=None) -> int:
             a, b = ref[k], last[k]
             ca = [d.get("cause") for d in a["report"].get("diagnoses", [])]
             cb = [d.get("cause") for d in b["report"].get("diagnoses", [])]
-            print(f"DIFFERS {k}: exit {a['exit']} -> {b['exit']}; causes {ca} -> {cb}")
+            print(f"DIFFERS {k}: exit {a['exit']} -> {b['exit']}; causes {ca} -> {cb}; at {', '.join(differences(a, b)[:6])}")
         print(f"compared {len(common)} cases with {args.compare}: {len(diff)} differ, "
               f"{len(missing)} missing, {len(set(last) - set(ref))} new")
         rc = 1 if diff or missing else rc

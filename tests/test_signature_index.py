@@ -115,3 +115,13 @@ def test_hit_equals_the_whole_regex():
         assert len(s.anchors) == len(s.patterns), s.id
         for t in texts:
             assert s.hit(t) == (s.regex.search(t) is not None), (s.id, t)
+
+
+def test_step_counters_are_not_candidates():
+    """A key made of a number among punctuation (': 999' of 'cudart init failure: 999') sent every counter line
+    of a training log ('iter: 9990') through normalisation and routing."""
+    cat = build_catalog(kb.load().table("signatures"), PREFILTER_PATTERNS)
+    for i in (999, 9990, 99917, 999000):
+        line = f"[rank3]: iter: {i} loss: 0.5123 step: {i * 3} lr: 0.0003 count: {i}"
+        assert not cat.keys_present(line.encode()), (line, cat.keys_present(line.encode()))
+    assert "LOG" in (cat.route(k for _, k in cat.keys_present(b"cudart init failure: 999")) or [None])[0].id

@@ -218,6 +218,11 @@ def _rare(c: str) -> bool:
     return not (c.islower() or c in " .,-")
 
 
+def _counter_like(window: str) -> bool:
+    """No letter, and a run of three digits."""
+    return not any(c.isalpha() for c in window) and any(window[i:i + 3].isdigit() for i in range(len(window) - 2))
+
+
 def key_of(anchor: str) -> str:
     """A short piece of the anchor that ordinary text rarely contains: 5 characters around an uncommon one
     (capital, digit, '_', ':', '(' ...) when the anchor has one, starting at its least common character;
@@ -225,6 +230,10 @@ def key_of(anchor: str) -> str:
     if len(anchor) <= KEY_LEN:
         return anchor
     starts = [i for i in range(len(anchor) - KEY_LEN + 1) if any(_rare(c) for c in anchor[i:i + KEY_LEN])]
+    # not a number among punctuation where the anchor offers a window with a letter: ': 999' (of 'cudart init
+    # failure: 999') is what step counters and metrics print ('iter: 9990'), on line after line
+    worded = [i for i in starts if not _counter_like(anchor[i:i + KEY_LEN])]
+    starts = worded or starts
     if not starts:  # plain words: 8 characters from the least common letter on
         n = min(8, len(anchor))
         i = min(range(len(anchor) - n + 1), key=lambda j: (_COST.get(anchor[j], 0), j))
@@ -309,7 +318,7 @@ class Catalog:
 # tools/gen_signature_index.py; tests/test_signature_index.py fails while it is stale).  A catalog whose patterns
 # the index does not describe (a stale index, a test's own signatures) is routed by computing it here: slower,
 # never different.  Change ROUTING when the key rules change.
-ROUTING = "keys/2"
+ROUTING = "keys/3"
 
 
 def index_digest(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[str]) -> str:
