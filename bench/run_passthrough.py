@@ -124,23 +124,59 @@ def _med(xs: list[float]) -> float:
     return statistics.median(xs) if xs else 0.0
 
 
+def _spread(xs: list[float]) -> dict[str, float]:
+    """min, quartiles, median and max of ``xs`` (percentages), rounded."""
+    if not xs:
+        return {}
+    ys = sorted(xs)
+    q = statistics.quantiles(ys, n=4, method="inclusive") if len(ys) > 1 else [ys[0]] * 3
+    return {"min": round(ys[0], 1), "q1": round(q[0], 1), "median": round(q[1], 1), "q3": round(q[2], 1),
+            "max": round(ys[-1], 1)}
+
+
+def _job_start_delay(cmd: list[str], env: dict[str, str], reps: int) -> float:
+    """Median milliseconds from starting ``cmd + ['date', '+%s%N']`` to the moment ``date`` reads the clock."""
+    xs = []
+    for _ in range(reps):
+        t0 = time.time_ns()
+        out = subprocess.run(cmd + ["date", "+%s%N"], capture_output=True, text=True, env=env).stdout
+        try:
+            xs.append((int(out.split()[0]) - t0) / 1e6)
+        except (ValueError, IndexError):
+            continue
+    return round(_med(xs), 1)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="256 MiB, 1,000,000 lines, 3 repeats")
+    ap.add_argument("--quick", action="store_true",
+                    help="256 MiB, 1,000,000 lines, 3 repeats (7 for the block-buffered log rows)")
     ap.add_argument("--mb", type=int, default=512)
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--log-repeat", type=int, default=0,
+                    help="repeats of the block-buffered log rows (short runs, so the noisiest: default max(7, --repeat))")
+    ap.add_argument("--cases", default="", help="comma-separated subset of throughput,log_stdout,log_stderr,startup")
+    ap.add_argument("--compare", default="", metavar="SRC",
+                    help="another checkout's src/ (e.g. main's): its `gpuvet run` alternates with this one's in the "
+                         "log and startup rows (an A/B under the same load)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--name", default="", help="suffix of the result files (run_passthrough-NAME.json/.md)")
     ap.add_argument("--note", default="", help="a line for the Markdown (e.g. what else was running)")
     a = ap.parse_args()
     if a.quick:
         a.mb, a.lines, a.repeat = 256, 1_000_000, 3
+    a.log_repeat = a.log_repeat or max(7, a.repeat)
     src = os.path.join(ROOT, "src")
     compileall.compile_dir(os.path.join(src, "gpuvet"), quiet=1)
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
     job_env = dict(env)
     job_env.pop("PYTHONUNBUFFERED", None)  # log_stdout: block-buffered, as documented (the VM's shell sets it)
+    other_env: dict[str, str] = {}
+    if a.compare:
+        other = os.path.abspath(a.compare)
+        compileall.compile_dir(os.path.join(other, "gpuvet"), quiet=1)
+        other_env = dict(os.environ, PYTHONPATH=other + os.pathsep + os.environ.get("PYTHONPATH", ""))
     gpuvet = [PY, "-m", "gpuvet", "run", "--no-here", "--"]
     tmp = tempfile.mkdtemp(prefix="gpuvet-bench-")
     sink_file = os.path.join(tmp, "sink.log")
@@ -149,6 +185,8 @@ def main() -> int:
              "log_stdout": ([PY, "-c", LOGGER, str(a.lines), "stdout", cpu_file], False, ["null", "file"]),
              "log_stderr": ([PY, "-c", LOGGER, str(a.lines), "stderr", cpu_file], True, ["null", "file"]),
              "startup": (["true"], False, ["null"])}
+    if a.cases:
+        cases = {k: v for k, v in cases.items() if k in a.cases.split(",")}
     load_before = _load()
     machine = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
                "processor": platform.processor() or platform.machine(), "load_avg_before": load_before}
@@ -164,10 +202,12 @@ def main() -> int:
             assert n2 == nbytes, (name, n2, nbytes)  # every byte passed through
             _job_cpu(cpu_file)
             r: dict[str, Any] = {"bytes": nbytes}
+            reps = {"log_stdout": a.log_repeat, "startup": 3 * a.repeat}.get(name, a.repeat)
+            compare = bool(other_env) and name != "throughput"
             for sink in sinks:
                 path = os.devnull if sink == "null" else sink_file
-                bare, wrapped, bare_cpu, wrapped_cpu, bare_job, wrapped_job = [], [], [], [], [], []
-                for _rep in range(a.repeat if name != "startup" else 3 * a.repeat):
+                bare, wrapped, bare_cpu, wrapped_cpu, bare_job, wrapped_job, others = [], [], [], [], [], [], []
+                for _rep in range(reps):
                     t, c, _n = _run(argv, e, both, path)
                     bare.append(t)
                     bare_cpu.append(c)
@@ -176,20 +216,40 @@ def main() -> int:
                     wrapped.append(t)
                     wrapped_cpu.append(c)
                     wrapped_job.append(_job_cpu(cpu_file))
+                    if compare:
+                        oe = dict(other_env)
+                        if name.startswith("log"):
+                            oe.pop("PYTHONUNBUFFERED", None)
+                        others.append(_run(gpuvet + argv, oe, both, path)[0])
+                        _job_cpu(cpu_file)
                 b, w = _med(bare), _med(wrapped)
                 s: dict[str, Any] = {
+                    "repeats": reps,
                     "bare_s": [round(x, 3) for x in bare], "gpuvet_s": [round(x, 3) for x in wrapped],
                     "bare_cpu_s": [round(x, 3) for x in bare_cpu], "gpuvet_tree_cpu_s": [round(x, 3) for x in wrapped_cpu],
                     "bare_median_s": round(b, 3), "gpuvet_median_s": round(w, 3),
                     "overhead_pct": round(100 * (w - b) / b, 1) if b else None,
+                    # each wrapped run against the bare run just before it: how far one pair can stray
+                    "paired_overhead_pct": _spread([100 * (wi - bi) / bi for bi, wi in zip(bare, wrapped) if bi]),
                     # the tree's CPU beyond the bare tree's: gpuvet + grep + the job's extra cost of a pipe
                     "extra_cpu_s": round(_med(wrapped_cpu) - _med(bare_cpu), 3)}
+                if compare:
+                    o = _med(others)
+                    s.update({"other_s": [round(x, 3) for x in others], "other_median_s": round(o, 3),
+                              "other_overhead_pct": round(100 * (o - b) / b, 1) if b else None,
+                              "other_paired_overhead_pct": _spread([100 * (oi - bi) / bi
+                                                                    for bi, oi in zip(bare, others) if bi])})
                 if name.startswith("log"):
                     own = [tc - jc for tc, jc in zip(wrapped_cpu, wrapped_job)]
                     s.update({"bare_job_cpu_s": round(_med(bare_job), 3), "wrapped_job_cpu_s": round(_med(wrapped_job), 3),
                               "gpuvet_own_cpu_s": round(_med(own), 3)})  # gpuvet's process + its grep
                 elif name == "startup":
                     s["gpuvet_own_cpu_s"] = round(_med(wrapped_cpu) - _med(bare_cpu), 3)
+                    # how much later the job itself starts under gpuvet: its head start over gpuvet's start-up
+                    s["job_start_ms"] = {"bare": _job_start_delay([], env, reps),
+                                         "gpuvet": _job_start_delay(gpuvet, env, reps)}
+                    if compare:
+                        s["job_start_ms"]["other"] = _job_start_delay(gpuvet, other_env, reps)
                 else:
                     s["gpuvet_own_cpu_s"] = s["extra_cpu_s"]
                 r[sink] = s
@@ -209,14 +269,19 @@ def main() -> int:
                       f"({r['gpuvet_cpu_s_per_100mb']} s per 100 MB)", flush=True)
             elif name == "startup":
                 print(f"startup: bare {head['bare_median_s']:.3f}s, gpuvet run {head['gpuvet_median_s']:.3f}s; "
-                      f"gpuvet's CPU {head['gpuvet_own_cpu_s']:.3f}s", flush=True)
+                      f"gpuvet's CPU {head['gpuvet_own_cpu_s']:.3f}s; the job starts after {head['job_start_ms']} ms"
+                      + (f"; the other src: {head['other_median_s']:.3f}s" if "other_median_s" in head else ""),
+                      flush=True)
             else:
                 for sink in sinks:
                     s = r[sink]
+                    sp = s["paired_overhead_pct"]
                     print(f"{name} -> {sink}: {nbytes / 1e6:.0f} MB; bare {s['bare_median_s']:.2f}s, gpuvet run "
-                          f"{s['gpuvet_median_s']:.2f}s (overhead {s['overhead_pct']}%); CPU: job {s['bare_job_cpu_s']:.2f}s "
-                          f"bare / {s['wrapped_job_cpu_s']:.2f}s wrapped, gpuvet+grep {s['gpuvet_own_cpu_s']:.2f}s",
-                          flush=True)
+                          f"{s['gpuvet_median_s']:.2f}s (overhead {s['overhead_pct']}%, pairs {sp.get('min')}..{sp.get('max')}%, "
+                          f"{s['repeats']} runs); CPU: job {s['bare_job_cpu_s']:.2f}s bare / {s['wrapped_job_cpu_s']:.2f}s "
+                          f"wrapped, gpuvet+grep {s['gpuvet_own_cpu_s']:.2f}s"
+                          + (f"; the other src: {s['other_median_s']:.2f}s ({s['other_overhead_pct']}%)"
+                             if "other_median_s" in s else ""), flush=True)
                 pr = r["piped"]
                 print(f"{name} | cat: {pr['wall_s']:.2f}s, job CPU {pr['job_cpu_s']:.2f}s", flush=True)
             res[name] = r
@@ -228,7 +293,8 @@ def main() -> int:
                 pass
         os.rmdir(tmp)
     machine["load_avg_after"] = _load()
-    doc = {"machine": machine, "params": {"mb": a.mb, "lines": a.lines, "repeat": a.repeat, "quick": a.quick},
+    doc = {"machine": machine, "params": {"mb": a.mb, "lines": a.lines, "repeat": a.repeat, "quick": a.quick,
+                                          "log_repeat": a.log_repeat, "compare": a.compare, "cases": a.cases},
            "seconds": round(time.perf_counter() - t_all, 1), "results": res, "note": a.note,
            "goal": {"throughput_mb_s": 100, "log_heavy_overhead_pct": 10}}
     os.makedirs(a.out, exist_ok=True)
@@ -244,29 +310,48 @@ def main() -> int:
 
 def _markdown(doc: dict, a: argparse.Namespace) -> str:
     m, res = doc["machine"], doc["results"]
-    t, st = res["throughput"], res["startup"]
-    rows = [f"| {a.mb} MiB in 64 KiB blocks, stdout | /dev/null | {t['bare_median_s']} s | {t['gpuvet_median_s']} s "
-            f"(**{t['gpuvet_mb_s']} MB/s**) | | {t['gpuvet_own_cpu_s']} s ({t['gpuvet_cpu_s_per_100mb']} s / 100 MB) | >= 100 MB/s |"]
+    other = bool(a.compare)
+    rows = []
+    if "throughput" in res:
+        t = res["throughput"]
+        rows.append(f"| {a.mb} MiB in 64 KiB blocks, stdout | /dev/null | {t['bare_median_s']} s | {t['gpuvet_median_s']} s "
+                    f"(**{t['gpuvet_mb_s']} MB/s**) | | | {t['gpuvet_own_cpu_s']} s ({t['gpuvet_cpu_s_per_100mb']} s / 100 MB) | "
+                    + ("| " if other else "") + ">= 100 MB/s |")
     for name, what in (("log_stdout", "stdout, block-buffered"), ("log_stderr", "stderr, one write per line")):
+        if name not in res:
+            continue
         r = res[name]
         for sink, label in (("null", "/dev/null"), ("file", "a file")):
             s = r[sink]
+            sp = s["paired_overhead_pct"]
+            o = (f"{s['other_median_s']} s ({s['other_overhead_pct']}%) | " if other else "")
             rows.append(f"| {a.lines:,} log lines ({r['bytes'] / 1e6:.0f} MB), {what} | {label} | {s['bare_median_s']} s | "
-                        f"{s['gpuvet_median_s']} s (**{s['overhead_pct']}%**) | {s['bare_job_cpu_s']} / "
-                        f"{s['wrapped_job_cpu_s']} s | {s['gpuvet_own_cpu_s']} s | < 10% |")
+                        f"{s['gpuvet_median_s']} s (**{s['overhead_pct']}%**) | {s['repeats']}: {sp.get('min')} / "
+                        f"{sp.get('q1')} / {sp.get('median')} / {sp.get('q3')} / {sp.get('max')}% | {s['bare_job_cpu_s']} / "
+                        f"{s['wrapped_job_cpu_s']} s | {s['gpuvet_own_cpu_s']} s | {o}< 10% |")
         pr = r["piped"]
-        rows.append(f"| the same, `cmd \\| cat > /dev/null` | a pipe | | {pr['wall_s']} s | {pr['job_cpu_s']} s | | |")
-    rows.append(f"| `gpuvet run -- true` | | {st['bare_median_s']} s | {st['gpuvet_median_s']} s | | "
-                f"{st['gpuvet_own_cpu_s']} s | |")
+        rows.append(f"| the same, `cmd \\| cat > /dev/null` | a pipe | | {pr['wall_s']} s | | {pr['job_cpu_s']} s | | "
+                    + ("| " if other else "") + "|")
+    if "startup" in res:
+        st = res["startup"]["null"]
+        js = st.get("job_start_ms", {})
+        o = (f"{st['other_median_s']} s, the job starts after {js.get('other')} ms | " if other else "")
+        rows.append(f"| `gpuvet run -- true`; `date` as the job: when it starts (ms after the launch) | | "
+                    f"{st['bare_median_s']} s; {js.get('bare')} ms | {st['gpuvet_median_s']} s; {js.get('gpuvet')} ms | | | "
+                    f"{st['gpuvet_own_cpu_s']} s | {o}|")
+    head = ("| case | sink (bare and wrapped alike) | bare | under `gpuvet run` | runs: each wrapped run against the bare "
+            "run before it, min / q1 / median / q3 / max | job's CPU, bare / wrapped | gpuvet's CPU (its process + grep) | "
+            + (f"under `{a.compare}` (A/B) | " if other else "") + "goal |\n|" + "---|" * (9 if other else 8) + "\n")
     return (f"# gpuvet run pass-through ({m['platform']}, {m['cpus']} CPUs, Python {m['python']})\n\n"
             f"`python bench/run_passthrough.py{' --quick' if a.quick else ''}`: medians of {a.repeat} alternating "
-            f"bare/wrapped runs, {doc['seconds']} s in all.  Load average before {m['load_avg_before']}, after "
-            f"{m['load_avg_after']}.{(' ' + a.note) if a.note else ''}\n\n"
-            "| case | sink (bare and wrapped alike) | bare | under `gpuvet run` | job's CPU, bare / wrapped | "
-            "gpuvet's CPU (its process + grep) | goal |\n|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
-            "The job's CPU is what it reported itself (getrusage at its end): under `gpuvet run` it writes into a pipe "
-            "instead of the sink, which costs it more than /dev/null and less than a file.  gpuvet's CPU = the wrapped "
-            "tree's CPU minus the job's (for the blocks and `true`: minus the bare tree's).\n")
+            f"bare/wrapped runs ({a.log_repeat} for the block-buffered log rows), {doc['seconds']} s in all.  Load average "
+            f"before {m['load_avg_before']}, after {m['load_avg_after']}.{(' ' + a.note) if a.note else ''}\n\n"
+            + head + "\n".join(rows) + "\n\n"
+            "The overhead is the wrapped runs' median against the bare runs' median; the runs column gives the spread "
+            "of the overhead of each wrapped run against the bare run just before it.  The job's CPU is what it reported "
+            "itself (getrusage at its end): under `gpuvet run` it writes into a pipe instead of the sink, which costs it "
+            "more than /dev/null and less than a file.  gpuvet's CPU = the wrapped tree's CPU minus the job's (for the "
+            "blocks and `true`: minus the bare tree's).\n")
 
 
 if __name__ == "__main__":

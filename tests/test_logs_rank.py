@@ -1,7 +1,7 @@
 """Version facts inside tracebacks, context hints, and ranking (facts + signatures + user-code signals)."""
 from gpuvet.logs.extract import facts_in, hints_in
 from gpuvet.logs.match import Scanner
-from gpuvet.logs.rank import rank
+from gpuvet.logs.rank import rank, user_code_signals
 from gpuvet.logs.signatures import load_catalog
 from gpuvet.model import Evidence, Finding, Outcome, Severity
 
@@ -79,6 +79,48 @@ def test_context_settles_ambiguous_message():
     assert causes(rank(nightly))[0] == "prerelease-regression"
     stable = scan("torch 2.5.1+cu124\nImportError: libcudnn_graph.so.9: cannot open shared object file")
     assert causes(rank(stable))[0] == "runtime-mismatch"
+
+
+def test_is_available_read_with_the_value_printed_on_the_next_line():
+    """LOG242's REPL form: the call on one line, its value on the next.  A healthy True next to an OOM adds no
+    cpu-only-build reading (day 3's false positive); False on the next line (or after one blank line) does."""
+    oom = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
+           "of 79.25 GiB of which 1.02 GiB is free.")
+    healthy = scan(f">>> import torch\n>>> print(torch.cuda.is_available())\nTrue\n{oom}")
+    assert "LOG242" not in healthy.matches
+    assert "cpu-only-build" not in causes(rank(healthy))
+    for value in ("False", "\nFalse"):
+        unhealthy = scan(f">>> import torch\n>>> print(torch.cuda.is_available())\n{value}\n")
+        m = unhealthy.matches["LOG242"][0]
+        assert m.line == 2 and m.text.endswith("/ False"), m
+    late = scan(">>> torch.cuda.is_available()\n>>> x = 1\nFalse")  # not the call's value
+    assert "LOG242" not in late.matches
+
+
+def test_oom_whose_numbers_show_the_workload_filling_the_gpu_blames_nothing():
+    """torch's OOM message carries its numbers: a request over what is free while the process's own tensors hold the
+    GPU (both message formats) is the workload, not the stack; a large unallocated reserve (fragmentation), or a
+    request on a GPU the process barely uses, stays memory-allocator."""
+    full_new = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacty of "
+                "8.00 GiB of which 0 bytes is free. Of the allocated memory 7.44 GiB is allocated by PyTorch, and 3.16 MiB "
+                "is reserved by PyTorch but unallocated.")
+    full_old = ("RuntimeError: CUDA out of memory. Tried to allocate 60.00 MiB (GPU 0; 6.00 GiB total capacity; 4.11 GiB "
+                "already allocated; 34.82 MiB free; 4.42 GiB reserved in total by PyTorch)")
+    for text in (full_new, full_old):
+        s = scan(text)
+        assert "oom-workload" in s.hints and rank(s) == [], text
+        assert user_code_signals(s)[0]["signature"] == "LOG100"
+    fragmented = ("HIP out of memory. Tried to allocate 8.54 GiB. GPU 0 has a total capacity of 15.92 GiB of which 0 bytes "
+                  "is free. Of the allocated memory 3.97 GiB is allocated by PyTorch, and 9.27 GiB is reserved by PyTorch "
+                  "but unallocated.")
+    old_fragmented = ("CUDA out of memory. Tried to allocate 2.93 GiB (GPU 0; 23.80 GiB total capacity; 12.04 GiB already "
+                      "allocated; 2.82 GiB free; 19.69 GiB reserved in total by Pytorch)")
+    barely_used = ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 16.00 GiB. GPU 0 has a total capacity of "
+                   "15.24 GiB of which 15.09 GiB is free. Of the allocated memory 0 bytes is allocated by PyTorch, and 0 "
+                   "bytes is reserved by PyTorch but unallocated.")
+    for text in (fragmented, old_fragmented, barely_used, "RuntimeError: CUDA error: out of memory"):
+        s = scan(text)
+        assert "oom-workload" not in s.hints and causes(rank(s))[:1] == ["memory-allocator"], text
 
 
 def test_user_code_errors_blame_nothing():

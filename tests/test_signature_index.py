@@ -112,7 +112,7 @@ def test_hit_equals_the_whole_regex():
     cat = build_catalog(kb.load().table("signatures"), PREFILTER_PATTERNS)
     texts = [normalize(ex) for s in cat.signatures for ex in s.examples + s.counter_examples] + ORDINARY.splitlines()
     for s in cat.signatures:
-        assert len(s.anchors) == len(s.patterns), s.id
+        assert len(s.anchors) >= len(s.patterns), s.id
         for t in texts:
             assert s.hit(t) == (s.regex.search(t) is not None), (s.id, t)
 

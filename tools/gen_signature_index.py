@@ -22,12 +22,12 @@ def render() -> str:
     from gpuvet.logs import extract, index
     from gpuvet.logs.fact_patterns import PREFILTER_PATTERNS
     from gpuvet.logs.gate import gate_plan
-    from gpuvet.logs.signatures import build_catalog, compute_index
+    from gpuvet.logs.signatures import build_catalog, compute_index, routing_patterns
 
     entries = kb.load().table("signatures")
     build_catalog(entries, PREFILTER_PATTERNS, use_index=False)  # validates every signature (compiles each regex)
     doc = {"format": index.INDEX_FORMAT,
-           "signatures": compute_index([tuple(e["patterns"]) for e in entries], PREFILTER_PATTERNS,
+           "signatures": compute_index(routing_patterns(entries), PREFILTER_PATTERNS,
                                        [e["id"] for e in entries]),
            "hint_gates": {"digest": extract.hints_digest(), "plan": gate_plan(extract.HINTS)}}
     return json.dumps(doc, indent=0, sort_keys=True, ensure_ascii=True) + "\n"

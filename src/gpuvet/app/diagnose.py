@@ -228,6 +228,8 @@ def _verdict(diags: Sequence[Diagnosis]) -> str:
     top = diags[0]
     if top.component == "user-code":
         return f"the workload, not the stack: {top.cause} ({top.component})"
+    if all(c.kind in ("tentative", "fallback") for c in top.contributions):
+        return f"stack problem, probably: {top.cause} ({top.component}), low confidence (no known message matched)"
     return f"stack problem: {top.cause} ({top.component})"
 
 

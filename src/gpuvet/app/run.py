@@ -26,6 +26,7 @@ import os
 import signal
 import stat
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -40,10 +41,11 @@ if TYPE_CHECKING:
 
     from .env import Environment
 
-DEFAULT_LOG_CAP = 8 * 1024 * 1024  # bytes of output.log: the first half and the last half kept
+from .run_start import DEFAULT_LOG_CAP, GRACE_S, PIPE_SIZE, RunOptions, Started, parse_size
+from .run_start import grow_pipe as _grow_pipe
+
 MAX_KEPT_LINES = 4000  # lines of the omitted middle kept for the diagnosis (prefilter hits)
 MAX_KEPT_LINE = 4096
-GRACE_S = 10.0
 
 # --debug: synchronous launches and verbose logging, per the vendors' debugging guides
 # (HIP: https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/debugging.html ;
@@ -118,34 +120,10 @@ def _spawn(system: "System | None", argv: Sequence[str], environ: Mapping[str, s
 # ----------------------------------------------------------------------------------------- capture
 SENTINEL = "gpuvet-end-of-output-7f3a9c"  # fed last to grep: its line number counts the middle's lines
 MIDDLE_QUEUE = 64 * 1024 * 1024  # bytes of omitted output waiting for grep; past that, only their newlines
-PIPE_SIZE = 1 << 20  # F_SETPIPE_SZ for the child's pipes and grep's: fewer, larger reads and wake-ups
 COALESCE_BYTES = 64 * 1024  # a read smaller than this: wait COALESCE_S before the next one
 COALESCE_S = 0.004
 FEED_MIN = 256 * 1024  # omitted output is handed to grep in writes of at least this much
-F_SETPIPE_SZ = 1031  # Linux fcntl.h (fcntl.F_SETPIPE_SZ from Python 3.10 on)
-
-
-def parse_size(text: str) -> int:
-    """``--log-cap``'s value in bytes (``16M``, ``512k``, ``1.5MiB``, ``4096``).  Raises ValueError (the message
-    to show) for anything else, and below 1 KiB."""
-    import re
-
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)(?:i?[bB])?\s*", text or "")
-    if not m:
-        raise ValueError(f"expected a size such as 16M or 512k, got {text!r}")
-    n = float(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
-    if n < 1024:
-        raise ValueError("at least 1k")
-    return int(n)
-
-
-def _grow_pipe(fd: int) -> None:
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", F_SETPIPE_SZ), PIPE_SIZE)
-    except (OSError, ImportError, ValueError):  # not Linux, or over the user's pipe-buffer quota: 64 KiB it is
-        pass
+PREFILTER_SWITCH_S = 0.0005  # the GIL switch interval while the prefilter's patterns load (see _Pump._evict)
 
 
 def middle_patterns() -> list[str]:
@@ -157,15 +135,18 @@ def middle_patterns() -> list[str]:
     return [p for e in kb.load().table("signatures") for p in e["patterns"]] + list(PREFILTER_PATTERNS)
 
 
-def _await_exit(pid: int, timeout: float) -> None:
+def _await_exit(pid: int, timeout: float, fallback_sleep: float = 0.0) -> None:
     """Sleep until process ``pid`` has exited (not reaped), at most ``timeout`` seconds, woken by its pidfd the
     moment it exits (``Popen.wait(timeout)`` polls with growing sleeps, a few milliseconds late).  Without
-    pidfds (old kernels, other systems) it returns at once and the caller's wait does the work."""
+    pidfds (old kernels, other systems) it returns at once and the caller's wait does the work (after
+    ``fallback_sleep`` seconds at most: the caller polls)."""
     try:
         import select
 
         fd = os.pidfd_open(pid)
     except (AttributeError, OSError):
+        if fallback_sleep > 0:
+            time.sleep(min(timeout, fallback_sleep))
         return
     try:
         select.select([fd], [], [], timeout)
@@ -310,13 +291,14 @@ class MiddleScan:
             self._flush_small()
             self._q.append(b"\n" + SENTINEL.encode() + b"\n")  # never dropped: it carries the count
 
-    def drain(self, timeout: float = 30.0) -> None:
-        """Finish on our own (no more output to pass through): write the rest, read all of grep's output."""
+    def drain(self, timeout: float = 30.0, cancel: threading.Event | None = None) -> None:
+        """Finish on our own (no more output to pass through): write the rest, read all of grep's output
+        (unless ``cancel`` is set meanwhile: then grep is stopped where it is)."""
         import select
 
         self.close_input()
         end = time.monotonic() + timeout
-        while self.out_open and time.monotonic() < end:
+        while self.out_open and time.monotonic() < end and not (cancel is not None and cancel.is_set()):
             want = [self.out_fd]
             wr = [self.in_fd] if self.wants_write else []
             if not wr and self.in_open:
@@ -666,8 +648,18 @@ class _Pump:
         self._count_here = middle is None  # no prefilter: count the middle's newlines ourselves
         self.streams_done = threading.Event()
         self.done = threading.Event()
+        self.middle_unneeded = threading.Event()  # the job succeeded: grep's picks will never be read
         self.thread = threading.Thread(target=self._run, name="gpuvet-run-pump", daemon=True)
         cap.on_evict = self._evict
+
+    def skip_middle(self) -> None:
+        """The job succeeded, so no diagnosis will read the middle's lines: at the end, stop grep instead of
+        waiting for it to finish the queued middle (milliseconds on the exit path of every long, successful
+        run).  The capture's middle line count is then unknown (0); only the failure path reads it."""
+        self.middle_unneeded.set()
+        scan = self.scan
+        if scan is not None and self.streams_done.is_set():
+            _killpg(scan.proc.pid, signal.SIGKILL)  # wakes a drain already under way
 
     def start(self) -> None:
         self.thread.start()
@@ -685,10 +677,19 @@ class _Pump:
             factory = self.middle
 
             def start() -> None:
+                # loading the patterns is ~30-140 ms of Python (the KB table, the model package it imports)
+                # while the pump passes output through: with the default 5 ms switch interval every system
+                # call of the pump's (poll, read, write) waited up to 5 ms for the GIL, a ~15 ms round per
+                # 1 MiB read, slower than a log-heavy job fills its pipe: the job blocked.  A short interval
+                # while it loads gives the GIL back to the pump within PREFILTER_SWITCH_S.
+                old = sys.getswitchinterval()
+                sys.setswitchinterval(min(old, PREFILTER_SWITCH_S))
                 try:
                     self._started.append(factory())
                 except Exception:  # noqa: BLE001 - without it the middle lines are not kept; the run goes on
                     self._started.append(None)
+                finally:
+                    sys.setswitchinterval(old)
 
             self._starting = threading.Thread(target=start, name="gpuvet-run-prefilter", daemon=True)
             self._starting.start()
@@ -790,7 +791,10 @@ class _Pump:
                 if self.scan is None and self._started:
                     self._adopt()
             if self.scan is not None:
-                self.scan.drain()
+                if self.middle_unneeded.is_set():
+                    self.scan.stop()
+                else:
+                    self.scan.drain(cancel=self.middle_unneeded)
             with cap.lock:
                 if not cap.closed:
                     cap.closed = True
@@ -812,24 +816,79 @@ def _child_stdin(stdin: Any) -> Any:
         return subprocess.DEVNULL
 
 
+class _Spawned:
+    """What ``run_child`` needs of a ``Popen``, for a job ``run_start.start`` started before ``subprocess`` was
+    imported: ``pid``, ``returncode`` (negative for a signal, as Popen's), ``poll``, ``wait(timeout)`` (woken by
+    the job's pidfd, raising ``subprocess.TimeoutExpired``) and the two pipes as unbuffered files."""
+
+    def __init__(self, started: Started, argv: Sequence[str]):
+        self.pid = started.pid
+        self.args = list(argv)
+        self.returncode: int | None = None
+        self.stdout = open(started.out_fd, "rb", buffering=0)
+        self.stderr = open(started.err_fd, "rb", buffering=0)
+
+    def _reap(self, flags: int) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, flags)
+            except ChildProcessError:  # reaped elsewhere: nothing more to learn
+                self.returncode = 0
+                return 0
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self._reap(os.WNOHANG)
+
+    def wait(self, timeout: float | None = None) -> int:
+        if timeout is None:
+            rc = self._reap(0)
+            assert rc is not None
+            return rc
+        end = time.monotonic() + timeout
+        while self.poll() is None:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            _await_exit(self.pid, left, fallback_sleep=0.01)
+        assert self.returncode is not None
+        return self.returncode
+
+
 def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sink, timeout: float | None,
               on_hang: Callable[[int], str] | None = None, log_cap: int = DEFAULT_LOG_CAP,
               grace: float = GRACE_S, middle: Callable[[], MiddleScan | None] | None = None,
-              stdin: Any = None, system: System | None = None) -> Outcome:
+              stdin: Any = None, system: System | None = None, started: Started | None = None) -> Outcome:
     """Run ``argv`` (through ``system``, the machine by default); pass its output to ``out``/``err``; capture
     it; return how it ended.  ``stdin``: the stream the child reads (gpuvet's own; /dev/null when it has no
-    file descriptor)."""
+    file descriptor).  ``started``: the job is already running (``run_start.start``: ``argv``, ``env_vars`` and
+    ``stdin`` were used then); its forwarded signals are blocked until the handlers are in place."""
     oc = Outcome(list(argv))
     cap = Capture(log_cap)
     oc.capture = cap
-    t0 = time.monotonic()
+    t0 = started.t0 if started is not None else time.monotonic()
     with _Forwarder(grace) as fwd:
+        proc: Any
         try:
-            proc = _spawn(system, argv, env_vars, stdin=_child_stdin(stdin), stderr_pipe=True)
+            if started is not None:
+                if started.error is not None:
+                    raise OSError(errno.ENOENT, started.error)
+                started.adopted = True
+                proc = _Spawned(started, argv)
+            else:
+                proc = _spawn(system, argv, env_vars, stdin=_child_stdin(stdin), stderr_pipe=True)
         except (OSError, ValueError) as exc:
             oc.started_error = getattr(exc, "strerror", None) or str(exc)
+            if started is not None:
+                started.unblock()
             return oc
         fwd.pid = proc.pid
+        if started is not None:
+            started.unblock()  # a signal that came in meanwhile is handled (forwarded) now
+            if timeout is not None:
+                timeout = max(0.0, timeout - (time.monotonic() - t0))
         if fwd.received is not None:  # a signal arrived while starting
             _killpg(proc.pid, fwd.received)
         assert proc.stdout is not None and proc.stderr is not None
@@ -838,6 +897,8 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
         try:
             try:
                 proc.wait(timeout=timeout)
+                if proc.returncode == 0 and fwd.received is None:
+                    pump.skip_middle()
             except subprocess.TimeoutExpired:
                 if fwd.received is None:
                     oc.timed_out = True
@@ -1013,27 +1074,18 @@ def native_backtrace(system, pid: int) -> str:
 
 
 def gpu_state(system) -> str:
-    parts = []
-    for argv in (["nvidia-smi"], ["nvidia-smi", "-q"], ["rocm-smi"], ["amd-smi", "metric"]):
-        if system.which(argv[0]):
-            res = system.run(argv, timeout=15)
-            parts.append(f"$ {' '.join(argv)}\n{res.output or res.describe()}")
+    """gpu-state.txt: the GPU tools that are installed (only those), run at the same time, each with its time-out."""
+    def one(argv: list[str]) -> str:
+        res = system.run(argv, timeout=15)
+        return f"$ {' '.join(argv)}\n{res.output or res.describe()}"
+
+    waits = [_background(one, argv) for argv in (["nvidia-smi"], ["nvidia-smi", "-q"], ["rocm-smi"], ["amd-smi", "metric"])
+             if system.which(argv[0])]
+    parts = [w() for w in waits]
     return "\n\n".join(parts) + "\n" if parts else "no GPU state tool (nvidia-smi, rocm-smi, amd-smi) found\n"
 
 
 # ----------------------------------------------------------------------------------------- use case
-class RunOptions:
-    def __init__(self, argv: list[str], timeout: float | None = None, debug: bool = False, bundle: str | None = None,
-                 here: bool = True, log_cap: int = DEFAULT_LOG_CAP, grace: float = GRACE_S):
-        self.argv = argv
-        self.timeout = timeout
-        self.debug = debug
-        self.bundle = bundle
-        self.here = here
-        self.log_cap = log_cap
-        self.grace = grace
-
-
 class RunResult:
     def __init__(self, exit_status: int, outcome: Outcome, bundle: str | None = None, report: Any = None,
                  messages: list[str] | None = None):
@@ -1051,8 +1103,10 @@ class RunEnv:
 
     system_factory = None
 
-    def __init__(self, stdin: Any, stdout: Any, stderr: Any, environ: Mapping[str, str], cwd: str):
+    def __init__(self, stdin: Any, stdout: Any, stderr: Any, environ: Mapping[str, str], cwd: str,
+                 started: Started | None = None):
         self.stdin, self.stdout, self.stderr, self.environ, self.cwd = stdin, stdout, stderr, environ, cwd
+        self.started = started  # the job, already started with these (``run_start.start``), or None
 
     def full(self) -> "Environment":
         from .env import Environment
@@ -1088,7 +1142,7 @@ def run(opts: RunOptions, env: "Environment | RunEnv") -> RunResult:
         return native_backtrace(machine(), pid)
 
     oc = run_child(opts.argv, child_env, out, err, opts.timeout, hang, opts.log_cap, opts.grace, middle,
-                   stdin=env.stdin, system=system)
+                   stdin=env.stdin, system=system, started=getattr(env, "started", None))
     res = RunResult(oc.exit_status, oc)
     if oc.started_error is not None:
         err.text(redact_text(f"gpuvet: cannot run {opts.argv[0]}: {oc.started_error}\n"))
@@ -1109,6 +1163,17 @@ def run(opts: RunOptions, env: "Environment | RunEnv") -> RunResult:
         err.text(redact_text(f"gpuvet: {note}; the crash bundle goes to {bdir}\n"))
     res.bundle = bdir
     assert oc.capture is not None
+    # what waits on tools (the live probes, nvidia-smi / rocm-smi for gpu-state.txt: up to seconds each) runs in
+    # the background from now on, while the output is redacted and scanned (CPU work) in this thread
+    live = None
+    if opts.here:
+        try:
+            from gpuvet.app.facts import start_live_facts
+
+            live = start_live_facts(env, deadline=6.0)
+        except Exception:
+            live = None
+    gpu = _background(gpu_state, machine())
     write_private(bdir, "output.log", redacted_log(oc.capture.log_bytes()))
     debug_oc = None
     if opts.debug:
@@ -1122,7 +1187,7 @@ def run(opts: RunOptions, env: "Environment | RunEnv") -> RunResult:
 
     try:
         res.report = _write_bundle(bdir, oc, debug_oc, env, machine(), opts.here, load_catalog(),
-                                   lambda: middle(DIAG_GREP_LINES))
+                                   lambda: middle(DIAG_GREP_LINES), live=live, gpu=gpu)
     except OSError as exc:
         err.text(redact_text(f"gpuvet: could not complete the crash bundle {bdir}: {exc.strerror or exc}\n"))
         return res
@@ -1237,19 +1302,44 @@ def _scan_bulk(sc, first: int, block: bytes, prefilter: Callable[[], MiddleScan 
         sc.feed_block(first + n - 1, ln + b"\n")
 
 
+def _background(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    """Run ``fn(*args)`` in a daemon thread now; the returned function waits for it and returns its result
+    (raising what it raised)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="gpuvet-run-bundle", daemon=True)
+    thread.start()
+
+    def wait() -> Any:
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box.get("value")
+
+    return wait
+
+
 def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env: "Environment", system, here: bool, catalog,
-                  prefilter: Callable[[], MiddleScan | None] | None = None):
+                  prefilter: Callable[[], MiddleScan | None] | None = None,
+                  live: Callable[[], Any] | None = None, gpu: Callable[[], str] | None = None):
+    """The diagnosis and the bundle's other files.  ``live``, ``gpu``: the live facts and the GPU state, started
+    in the background by the caller (waited for here); else (None) taken here, the live facts when ``here``."""
     import json
 
     from gpuvet.app import diagnose
     from gpuvet.render.json import report_dict
 
-    live = None
-    if here:
-        try:
-            from gpuvet.app.facts import live_facts
+    if live is None and here:
+        from gpuvet.app.facts import start_live_facts
 
-            live = live_facts(env, deadline=6.0)
+        try:
+            live = start_live_facts(env, deadline=6.0)
         except Exception:
             live = None
     use = oc
@@ -1259,12 +1349,16 @@ def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env: "Enviro
             use = debug_oc  # the synchronous re-run points at the real call
     bt_text = use.backtrace or (oc.backtrace if use is not oc else "")
     scan, first_bt_line = _scan(use, catalog, bt_text.splitlines() if bt_text else (), prefilter)
+    try:
+        live_facts = live() if live is not None else None
+    except Exception:
+        live_facts = None
     assert use.capture is not None
     # the facts (tool outputs a job prints as it starts: collect_env, nvidia-smi, pip list) from the start of the
     # output: RUN_FACT_BYTES, not diagnose's HEAD_BYTES (the pasted-report detectors cost ~50 ms per MiB each)
     head = bytes(use.capture.head[: min(diagnose.HEAD_BYTES, RUN_FACT_BYTES)]).decode("utf-8", "replace")
-    facts = diagnose.facts_from_text(head, "output.log", scan, live)
-    findings = diagnose.findings_for(facts, live is not None)
+    facts = diagnose.facts_from_text(head, "output.log", scan, live_facts)
+    findings = diagnose.findings_for(facts, live_facts is not None)
     report = diagnose.build_report(scan, facts, findings, os.path.join(bdir, "output.log"), None,
                                    "run" if use is oc else "run --debug")
     cap = oc.capture
@@ -1286,7 +1380,11 @@ def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env: "Enviro
         cmd["debug_rerun"] = {"result": debug_oc.describe(), "exit_status": debug_oc.exit_status,
                               "environment": DEBUG_ENV}
     write_private(bdir, "command.json", redact_text(json.dumps(cmd, indent=2) + "\n"))
-    write_private(bdir, "gpu-state.txt", redact_text(gpu_state(system)))
+    try:
+        state = gpu() if gpu is not None else gpu_state(system)
+    except Exception as exc:  # a tool's trouble is the file's content, never the bundle's end
+        state = f"could not read the GPU state: {type(exc).__name__}: {exc}\n"
+    write_private(bdir, "gpu-state.txt", redact_text(state))
     bt = oc.backtrace or (debug_oc.backtrace if debug_oc else "")
     if bt:
         write_private(bdir, "backtrace.txt", redact_text(bt))
@@ -1294,4 +1392,4 @@ def _write_bundle(bdir: str, oc: Outcome, debug_oc: Outcome | None, env: "Enviro
 
 
 __all__ = ["RunOptions", "RunResult", "Outcome", "Capture", "Sink", "run", "run_child", "make_bundle_dir",
-           "write_private", "DEBUG_ENV", "DEFAULT_LOG_CAP"]
+           "write_private", "DEBUG_ENV", "DEFAULT_LOG_CAP", "GRACE_S", "parse_size"]

@@ -13,7 +13,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from gpuvet.app.run import RunOptions
+    from gpuvet.app.run_start import RunOptions, Started
 
 FLAGS = {"--debug": ("debug", True), "--here": ("here", True), "--no-here": ("here", False)}
 VALUED = ("--timeout", "--bundle", "--log-cap")
@@ -21,7 +21,7 @@ VALUED = ("--timeout", "--bundle", "--log-cap")
 
 def parse_run(args: list[str]) -> RunOptions | None:
     """``run``'s arguments (after ``run``) as options, or None: let Click parse them (and say what is wrong)."""
-    from gpuvet.app.run import DEFAULT_LOG_CAP, GRACE_S, RunOptions, parse_size
+    from gpuvet.app.run_start import DEFAULT_LOG_CAP, GRACE_S, RunOptions, parse_size
 
     opts: dict = {"timeout": None, "debug": False, "bundle": None, "here": True, "log_cap": DEFAULT_LOG_CAP}
     i = 0
@@ -89,7 +89,11 @@ def run(exit_now: bool = True) -> int:
         except Exception:  # noqa: BLE001 - whatever this parser trips on, the full command line reports
             opts = None
         if opts is not None:
-            code = _run(opts, cwd)
+            # the job starts now, before the supervision is even imported: its start-up and gpuvet's overlap
+            from gpuvet.app.run_start import start
+
+            started = start(opts.argv, os.environ, _fd_open(0))
+            code = _run(opts, cwd, started)
             if exit_now:
                 for stream in (sys.stdout, sys.stderr):
                     try:
@@ -103,16 +107,26 @@ def run(exit_now: bool = True) -> int:
     return full(exit_now=exit_now)
 
 
-def _run(opts: RunOptions, cwd: str) -> int:
+def _fd_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
+
+
+def _run(opts: RunOptions, cwd: str, started: Started | None = None) -> int:
     from gpuvet.app.run import RunEnv, run
 
-    env = RunEnv(sys.stdin, sys.stdout, sys.stderr, dict(os.environ), cwd)
+    env = RunEnv(sys.stdin, sys.stdout, sys.stderr, dict(os.environ), cwd, started)
     try:
         return run(opts, env).exit_status
     except KeyboardInterrupt:
         sys.stderr.write("gpuvet: interrupted\n")
         return 130
     except Exception as exc:  # gpuvet's own bug: one line, as the full command line says it
+        if started is not None:
+            started.abandon()
         if os.environ.get("GPUVET_DEBUG"):
             import traceback
 

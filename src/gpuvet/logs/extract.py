@@ -162,11 +162,54 @@ def oom_fragmented(text: str) -> bool:
     return free_reserved >= 2**30 and free_reserved >= 0.25 * alloc
 
 
+_OOM_REQ = re.compile(rf"Tried to allocate {_SIZE}")
+# torch >= 2.1: "GPU 0 has a total capacity of C of which F is free" (2.1 printed "capacty")
+_OOM_NEW = re.compile(rf"total capaci?ty of {_SIZE} of which {_SIZE} is free")
+_OOM_ALLOC = re.compile(rf"memory {_SIZE} is allocated by PyTorch")  # a literal first: linear on digit runs
+_OOM_UNALLOC = re.compile(rf"and {_SIZE} is reserved by PyTorch but unallocated")
+# torch < 2.1: "(GPU 0; C total capacity; A already allocated; F free; R reserved in total by PyTorch)" (or "R cached")
+_OOM_OLD = re.compile(rf"\(GPU [0-9]+; {_SIZE} total capacity; {_SIZE} already allocated; {_SIZE} free"
+                      rf"(?:; {_SIZE} (?:reserved in total by [Pp]y[Tt]orch|cached))?")
+
+
+def _bytes(m: re.Match, i: int) -> float:
+    return float(m.group(i)) * _UNIT.get(m.group(i + 1), 1)
+
+
+def oom_workload_too_large(text: str) -> bool:
+    """The numbers of torch's out-of-memory message show the workload itself filling the GPU: the request exceeds
+    what is free, the process's own tensors hold at least a quarter of the GPU, and the caching allocator keeps no
+    large unallocated reserve (that would be fragmentation, oom_fragmented).  The fix is a smaller batch, context
+    or model (the incident sets label this ``none``: the job, not the stack); an allocation larger than what is free
+    on a GPU the process barely uses (an APU's carve-out, another process's memory) stays the allocator's."""
+    req = _OOM_REQ.search(text)
+    if not req:
+        return False
+    new, old = _OOM_NEW.search(text), _OOM_OLD.search(text)
+    if new:
+        cap, free = _bytes(new, 1), _bytes(new, 3)
+        a = _OOM_ALLOC.search(text)
+        if not a:
+            return False
+        alloc = _bytes(a, 1)
+        u = _OOM_UNALLOC.search(text)
+        unalloc = _bytes(u, 1) if u else 0.0
+    elif old:
+        cap, alloc, free = _bytes(old, 1), _bytes(old, 3), _bytes(old, 5)
+        unalloc = max(0.0, _bytes(old, 7) - alloc) if old.group(7) else 0.0
+    else:
+        return False
+    fragmented = unalloc >= 2**30 and unalloc >= 0.25 * alloc
+    return _bytes(req, 1) > free and cap > 0 and alloc >= 0.25 * cap and not fragmented
+
+
 def hints_in(text: str, lineno: int) -> list[Hint]:
     """Context hints one normalised line shows."""
     out = []
     if "reserved by PyTorch but unallocated" in text and oom_fragmented(text):
         out.append(Hint("oom-fragmentation", lineno, text[:300]))
+    if "Tried to allocate" in text and oom_workload_too_large(text):
+        out.append(Hint("oom-workload", lineno, text[:300]))
     text = text[:HINT_SPAN]  # context sits in short lines; long ones are metric dumps
     short = text[:300]
     found = (_hints_gated or hints_gate()).matches(text)

@@ -63,6 +63,7 @@ SYMPTOM_LINE = re.compile(
     r"|deadlocks?\b|freez|crash|broken\b|regression\b|quirk|clash"
     r"|trying to (?:detect|use|find|load)\b|wrong (?:version|build|gpu|device|library)\b|cpu version\b|\[(?:bug|issue)\]")
 _SYMPTOM_GATE = LiteralGate(SYMPTOM_LINE.pattern)
+_NEGATED = re.compile(r"(?:\bno known|\bwithout(?: a| any)?|\bnever) $")
 
 
 def is_symptom_line(text: str) -> bool:
@@ -71,6 +72,8 @@ def is_symptom_line(text: str) -> bool:
         return False
     for m in SYMPTOM_LINE.finditer(low):
         i = m.start()
+        if _NEGATED.search(low, max(0, i - 12), i):  # "no known broken combination", "without a crash"
+            continue
         if m.group(0).startswith("[") or i == 0 or not (low[i - 1].isalnum() or low[i - 1] == "_"):  # a word starts here
             return True
     return False

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 from gpuvet.model import Row
 
@@ -66,6 +66,8 @@ class Scanner:
         self.max_rows = max_rows
         self.hints_everywhere = hints_everywhere
         self.result = ScanResult()
+        # two-line readings waiting for the next non-blank line: (signature, its next-line regex, line, text)
+        self._pending: list[tuple[Signature, Any, int, str]] = []
         self._present: list[tuple[bytes, str]] | None = None  # the keys of the block being fed (small blocks)
 
     def _keys(self, raw: bytes | str) -> list[str]:
@@ -87,12 +89,15 @@ class Scanner:
         res = self.result
         if lineno > res.lines:
             res.lines = lineno
+        out: list[Match] = []
+        if self._pending and not self._settle(lineno, raw, out):
+            return out  # a blank line between a call and its printed value
         keys = self._keys(raw)
         if not keys and not self.hints_everywhere:
-            return []
+            return out
         text = normalize(raw)
         if not text:
-            return []
+            return out
         for h in hints_in(text, lineno):
             if h.name not in res.hints:
                 res.hints[h.name] = h
@@ -102,23 +107,44 @@ class Scanner:
             # only read while no error line has shown: the model reads symptoms only in a text without one
             res.symptom_lines.append((lineno, text[:400]))
         if not keys:
-            return []
+            return out
         res.candidates += 1
         if len(res.rows) < self.max_rows:
             res.rows.extend(facts_in(text, lineno))
-        out: list[Match] = []
         sigs = self.catalog.route(keys) if not prefiltered else self.catalog.route(keys) or list(self.catalog.signatures)
         for sig in sigs:
             if sig.hit(text):
-                n = res.counts.get(sig.id, 0)
-                res.counts[sig.id] = n + 1
-                if n == 0:
-                    res.first_line[sig.id] = lineno
-                if n < self.max_evidence:
-                    m = Match(sig, lineno, text[:600])
-                    res.matches.setdefault(sig.id, []).append(m)
-                    out.append(m)
+                self._record(sig, lineno, text, out)
+            elif sig.pairs:
+                for first, nxt in sig.pairs:
+                    if first.search(text):
+                        self._pending.append((sig, nxt, lineno, text))
+                        break
         return out
+
+    def _record(self, sig: Signature, lineno: int, text: str, out: list[Match]) -> None:
+        res = self.result
+        n = res.counts.get(sig.id, 0)
+        res.counts[sig.id] = n + 1
+        if n == 0:
+            res.first_line[sig.id] = lineno
+        if n < self.max_evidence:
+            m = Match(sig, lineno, text[:600])
+            res.matches.setdefault(sig.id, []).append(m)
+            out.append(m)
+
+    def _settle(self, lineno: int, raw: bytes | str, out: list[Match]) -> bool:
+        """Read the line after a two-line reading's first line: the pair matches when it is the next non-blank
+        line (one blank line may stand between) and its regex matches.  False while only a blank line came."""
+        text = normalize(raw)
+        pend = [p for p in self._pending if lineno - p[2] <= 2]
+        if not text and pend and all(lineno - p[2] == 1 for p in pend):
+            return False
+        self._pending = []
+        for sig, nxt, first_no, first in pend:
+            if text and nxt.search(text):
+                self._record(sig, first_no, f"{first[:400]} / {text[:180]}", out)
+        return True
 
     def feed_block(self, first_lineno: int, block: bytes) -> int:
         """Process a block of whole lines (newline-separated, no trailing partial line) starting at line
@@ -144,6 +170,12 @@ class Scanner:
             last_pos = start
             self.feed(last_no, _cut(block[start:end]))
             done_upto = end
+            while self._pending and end < len(block):  # a two-line reading needs the next line, hit or not
+                start, last_pos, last_no = end + 1, end + 1, last_no + 1
+                end = block.find(b"\n", start)
+                end = len(block) if end < 0 else end
+                self.feed(last_no, _cut(block[start:end]))
+                done_upto = end
         res = self.result
         if first_lineno + nlines - 1 > res.lines:
             res.lines = first_lineno + nlines - 1

@@ -67,17 +67,28 @@ class Signature:
     generic: bool = False
     examples: tuple[str, ...] = ()
     counter_examples: tuple[str, ...] = ()
-    # per pattern, literal strings one of which every match of it contains (``anchors``); () when unknown
+    # two-line readings: (regex of a line, regex the next non-blank line must match), e.g. a REPL call and the
+    # value it printed; the first regex routes through the prefilter like a pattern, the pair counts as one match
+    pair_patterns: tuple[tuple[str, str], ...] = ()
+
+    @functools.cached_property
+    def pairs(self) -> tuple[tuple[Any, Any], ...]:
+        try:
+            return tuple((re.compile(a), re.compile(b)) for a, b in self.pair_patterns)
+        except re.error as exc:
+            raise SignatureError(f"{self.id}: bad pattern: {exc}") from None
+    # per routing pattern (its patterns, then its pairs' first lines), literal strings one of which every match
+    # of it contains (``anchors``); () when unknown
     anchors: tuple[tuple[str, ...], ...] = field(default=(), compare=False, repr=False)
 
     def hit(self, text: str) -> bool:
         """``regex.search(text)`` is not None, trying only the patterns one of whose anchors the text holds,
         each compiled the first time a line gets that far (a line routed here by one pattern's key rarely
         holds another's anchors)."""
-        if len(self.anchors) != len(self.patterns):
+        if len(self.anchors) < len(self.patterns):  # (the anchors of the pairs' first lines follow)
             return self.regex.search(text) is not None
         rxs = self._pattern_rx
-        for j, anc in enumerate(self.anchors):
+        for j, anc in enumerate(self.anchors[:len(self.patterns)]):
             for a in anc:
                 if a in text:
                     break
@@ -135,7 +146,8 @@ def compile_signature(e: dict[str, Any], lazy: bool = False) -> Signature:
     use (the shipped index, ``data/signature_index.json``, was built from these very patterns, which compiled
     then); otherwise it is compiled now and a bad pattern raises SignatureError."""
     pats = tuple(e["patterns"])
-    for p in pats:
+    pair_pats = tuple((d["line"], d["next"]) for d in e.get("pairs", ()))
+    for p in pats + tuple(q for pp in pair_pats for q in pp):
         if _NON_ERE.search(p):
             raise SignatureError(f"{e.get('id')}: pattern {p!r} uses a construct POSIX ERE lacks")
     ex = e.get("examples") or {}
@@ -146,9 +158,9 @@ def compile_signature(e: dict[str, Any], lazy: bool = False) -> Signature:
         fix=e.get("fix", "").strip(), source=e.get("source", ""), references=tuple(e.get("references", ())),
         alternatives=tuple(_hyp(a, comp) for a in e.get("alternatives", ())),
         resolve=tuple(_hyp(a, comp) for a in e.get("resolve", ())), generic=bool(e.get("generic", False)),
-        examples=tuple(ex.get("match", ())), counter_examples=tuple(ex.get("no_match", ())))
+        examples=tuple(ex.get("match", ())), counter_examples=tuple(ex.get("no_match", ())), pair_patterns=pair_pats)
     if not lazy:
-        _ = sig.regex  # compiled now: a bad pattern is an error of the catalog being built
+        _ = sig.regex, sig.pairs  # compiled now: a bad pattern is an error of the catalog being built
     readings: list[Signature | Hypothesis] = [sig, *sig.alternatives, *sig.resolve]
     for h in readings:  # the vocabulary is gpuvet.model.taxonomy's, nothing else
         if h.cause not in LABELS:
@@ -362,10 +374,15 @@ def compute_index(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[st
             "anchors": sig_anchors}
 
 
+def routing_patterns(entries: Iterable[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """What routes a line to each signature: its patterns, then the first lines of its two-line readings (pairs)."""
+    return [tuple(e["patterns"]) + tuple(d["line"] for d in e.get("pairs", ())) for e in entries]
+
+
 def build_catalog(entries: Iterable[dict[str, Any]], extra_patterns: Iterable[str] = (), use_index: bool = True) -> Catalog:
     entries = list(entries)
     extra = tuple(extra_patterns)
-    pats = [tuple(e["patterns"]) for e in entries]
+    pats = routing_patterns(entries)
     from . import index
 
     doc = index.section("signatures", index_digest(pats, extra)) if use_index else None
