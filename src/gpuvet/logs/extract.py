@@ -83,6 +83,8 @@ HINTS: dict[str, str] = {
                      r"|\b(?:my|this) (?:machine|laptop|computer|PC|server) (?:has no|does not have an?|doesn'?t have an?) (?:NVIDIA |CUDA )?GPU"
                      r"|\bI (?:want|need|would like) to (?:run|use) (?:it |this |the )?(?:code |script |model |program )?on (?:the |a )?CPU"
                      r"|\bhow (?:can|do) I run (?:this |it |the )?(?:code |script |model |program )?on (?:the |a )?CPU)",
+    # xFormers' dispatcher refused every kernel because the inputs are on the CPU (xformers/ops/fmha/common.py)
+    "inputs-on-cpu": r"device=cpu \(supported: \{'cuda'",
     # a *_VISIBLE_DEVICES variable named (set in a script, a shell, a launcher): what hides a GPU from a process
     "visible-devices": r"\b(?:CUDA|HIP|ROCR)_VISIBLE_DEVICES\b",
     # a batch scheduler: a job only sees the GPUs it requested
