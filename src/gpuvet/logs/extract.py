@@ -105,10 +105,22 @@ HINTS: dict[str, str] = {
 _hints_gated: MultiGate | None = None
 
 
+def hints_digest() -> str:
+    from . import index
+    from .gate import GATE_FORMAT, MIN_NEEDLE
+
+    return index.digest(GATE_FORMAT, MIN_NEEDLE, list(HINTS.items()))
+
+
 def hints_gate() -> MultiGate:
+    """The hints' gates, from the shipped plan (data/signature_index.json) when it was computed from these
+    very patterns, else computed now."""
     global _hints_gated
     if _hints_gated is None:
-        _hints_gated = MultiGate(HINTS)
+        from . import index
+
+        sec = index.section("hint_gates", hints_digest())
+        _hints_gated = MultiGate(HINTS, sec["plan"] if sec is not None else None)
     return _hints_gated
 
 # Facts in tracebacks and warnings.  (Extra grep-safe prefilter patterns so the fast path sees them too.)
