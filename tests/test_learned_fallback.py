@@ -120,3 +120,50 @@ def test_shipped_model_is_reproducible():
     xs = [tf.analyse_text(tf.posted_text(c)) for c in cases]
     agree = sum(fresh.read(x)[0].cause == shipped.read(x)[0].cause for x in xs) / len(xs)
     assert agree >= 0.97, agree
+
+
+def _toy_model(weights, abstain=0.5):
+    return learned.Model({"format": learned.FORMAT, "classes": ["none", "runtime-mismatch", "toolchain"],
+                          "bias": [0.0, 0.0, 0.0], "weights": weights, "abstain": abstain,
+                          "components": {"runtime-mismatch": "runtime", "toolchain": "toolchain"}})
+
+
+def test_unsure_model_still_names_its_likeliest_causes_when_nothing_else_reads_the_error():
+    """No signature, no fact, no layer vocabulary: an unsure model (best p under its abstain threshold) proposes
+    its likeliest causes tentatively, worded as low confidence, below any confident reading; a model that leans
+    to user code, or whose reading rests on context alone, still says nothing."""
+    s = scan("RuntimeError: the torch frobnicator exploded\n")
+    assert rank(s, learned=None) == []
+    unsure = _toy_model({"frobnicator": {"1": 0.9, "2": 0.7}})
+    diags = rank(s, learned=unsure)
+    assert [d.cause for d in diags] == ["runtime-mismatch", "toolchain"]
+    assert all(d.confidence <= 0.3 + 1e-9 for d in diags) and "low confidence" in diags[0].title
+    assert diags[0].evidence and diags[0].evidence[0]["text"].startswith("RuntimeError: the torch frobnicator")
+    # a line that names no layer of the GPU stack (a checkpoint, a dataset) reads like the user's own: no guess
+    assert rank(scan("RuntimeError: frobnicator quux exploded\n"), learned=unsure) == []
+    leans_user = _toy_model({"frobnicator": {"0": 0.8, "1": 0.9, "2": 0.7}})
+    assert rank(s, learned=leans_user) == []
+    context_only = _toy_model({"h:amd": {"1": 0.9, "2": 0.7}})
+    s_amd = scan("GPU: AMD Instinct MI210\nRuntimeError: the torch frobnicator exploded\n")
+    assert "amd" in s_amd.hint_names and rank(s_amd, learned=context_only) == []
+
+
+def test_tentative_readings_come_after_the_layer_vocabulary():
+    """The vocabulary fallback names the layer when the error lines use its words (a library that cannot be
+    opened); the unsure model's other readings only follow it."""
+    from gpuvet.logs.extract import PREFILTER_PATTERNS
+    from gpuvet.logs.signatures import build_catalog
+
+    sc = Scanner(build_catalog([], PREFILTER_PATTERNS))  # as if no signature knew this wording
+    sc.feed_text("OSError: libroctx64.so.4: cannot open shared object file: No such file or directory\n")
+    diags = rank(sc.result, learned=_toy_model({"cannot_open": {"2": 0.5}}))
+    assert [d.cause for d in diags][:2] == ["runtime-mismatch", "toolchain"], [d.cause for d in diags]
+    assert diags[0].signatures == ["fallback"] and diags[1].confidence < diags[0].confidence
+
+
+def test_a_negated_symptom_is_no_symptom():
+    from gpuvet.logs.fallback import is_symptom_line
+
+    assert not is_symptom_line("  no known broken combination for torch 2.11.0+cu130")
+    assert not is_symptom_line("the job ran to the end without a crash")
+    assert is_symptom_line("the ROCm build is broken since 6.2") and is_symptom_line("ollama only uses the CPU")

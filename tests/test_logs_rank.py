@@ -123,6 +123,30 @@ def test_oom_whose_numbers_show_the_workload_filling_the_gpu_blames_nothing():
         assert "oom-workload" not in s.hints and causes(rank(s))[:1] == ["memory-allocator"], text
 
 
+def test_installer_and_capability_facts_name_their_cause():
+    """A build variant is a fact whoever prints it (a Windows wheel without +cu, pip keeping a Windows torch, a
+    conda-forge cpu_ build, is_built_with_cuda() answering False); vLLM's capability gate and the report tying the
+    failure to a nightly name their causes; xFormers refusing CPU inputs is the user's code."""
+    for text in ("Collecting torch===1.7.1\n  Downloading torch-1.7.1-cp38-cp38-win_amd64.whl (184.0 MB)\n"
+                 "Successfully installed torch-1.7.1",
+                 "Requirement already satisfied: torch in d:\\coding\\anaconda\\lib\\site-packages (2.0.0)",
+                 "  + pytorch                         2.5.1  cpu_mkl_py312_h4b2c6b2_108       conda-forge     Cached",
+                 ">>> tf.test.is_built_with_cuda()\nFalse"):
+        assert causes(rank(scan(text)))[:1] == ["cpu-only-build"], text
+    assert causes(rank(scan("  Downloading torch-2.5.1+cu124-cp312-cp312-win_amd64.whl (2449.4 MB)"))) == []
+    q = scan("ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. "
+             "Current capability: 70.")
+    assert causes(rank(q))[:1] == ["math-library-unsupported"]
+    pre = scan("After installed latest vllm nightly, it started to fail:\nRuntimeError: CUDA error: an illegal memory access")
+    assert "prerelease-regression" in causes(rank(pre))[:2]
+    pip = scan("ERROR: Could not find a version that satisfies the requirement torch==1.13.1 (from versions: 2.0.0)\n"
+               "ERROR: No matching distribution found for torch==1.13.1")
+    assert causes(rank(pip))[:1] == ["other"]
+    xf = scan("NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+              "`cutlassF-pt` is not supported because:\n    device=cpu (supported: {'cuda'})")
+    assert rank(xf) == []
+
+
 def test_user_code_errors_blame_nothing():
     for text in (
         "Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [5,0,0] Assertion `t >= 0 && t < n_classes` failed.\nRuntimeError: CUDA error: device-side assert triggered",

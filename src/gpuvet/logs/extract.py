@@ -83,6 +83,8 @@ HINTS: dict[str, str] = {
                      r"|\b(?:my|this) (?:machine|laptop|computer|PC|server) (?:has no|does not have an?|doesn'?t have an?) (?:NVIDIA |CUDA )?GPU"
                      r"|\bI (?:want|need|would like) to (?:run|use) (?:it |this |the )?(?:code |script |model |program )?on (?:the |a )?CPU"
                      r"|\bhow (?:can|do) I run (?:this |it |the )?(?:code |script |model |program )?on (?:the |a )?CPU)",
+    # xFormers' dispatcher refused every kernel because the inputs are on the CPU (xformers/ops/fmha/common.py)
+    "inputs-on-cpu": r"device=cpu \(supported: \{'cuda'",
     # a *_VISIBLE_DEVICES variable named (set in a script, a shell, a launcher): what hides a GPU from a process
     "visible-devices": r"\b(?:CUDA|HIP|ROCR)_VISIBLE_DEVICES\b",
     # a batch scheduler: a job only sees the GPUs it requested
@@ -103,10 +105,22 @@ HINTS: dict[str, str] = {
 _hints_gated: MultiGate | None = None
 
 
+def hints_digest() -> str:
+    from . import index
+    from .gate import GATE_FORMAT, MIN_NEEDLE
+
+    return index.digest(GATE_FORMAT, MIN_NEEDLE, list(HINTS.items()))
+
+
 def hints_gate() -> MultiGate:
+    """The hints' gates, from the shipped plan (data/signature_index.json) when it was computed from these
+    very patterns, else computed now."""
     global _hints_gated
     if _hints_gated is None:
-        _hints_gated = MultiGate(HINTS)
+        from . import index
+
+        sec = index.section("hint_gates", hints_digest())
+        _hints_gated = MultiGate(HINTS, sec["plan"] if sec is not None else None)
     return _hints_gated
 
 # Facts in tracebacks and warnings.  (Extra grep-safe prefilter patterns so the fast path sees them too.)

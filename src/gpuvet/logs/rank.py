@@ -42,6 +42,11 @@ GENERIC_DISCOUNT = 0.6  # a generic symptom adds little when a specific message 
 # by the skew -- unless a decisive message names a different cause.
 SKEW_CAUSES = ("runtime-mismatch", "driver-too-old")
 DECISIVE = 0.9
+# words of the GPU stack's layers: a line naming none of them (a checkpoint, a dataset) is no stack error to guess at
+STACK_WORDS = re.compile(GPU_WORDS.pattern + r"|\b(?:roc|hip|miopen|rccl|amdgpu|kfd|hsa|gfx|tensile|cu[a-z]*|nvcc|ptx|sm_\d"
+                         r"|triton|inductor|xformers|bitsandbytes|flash|vllm|jax|xla|tensorflow|onnx|tensorrt|llama|ggml"
+                         r"|ollama|torch|deepspeed|apex|kernel|driver|lib\w+\.so|\.dll|compil|ninja|gcc|clang|nvml|amdgcn|wavefront"
+                         r"|radeon|instinct|\bMI\d{3}|\bRX ?\d{3,4}|xtx|core dumped|docker|container|podman|\bgid\b|render|video)", re.I)
 
 
 # Fix shown when a signature's alternative/contextual reading names another cause than its own: the
@@ -111,6 +116,19 @@ LEARNED_WEIGHT = 0.6  # a reading's contribution is this times its probability .
 LEARNED_CAP = 0.5  # ... and never more than this, below a fact that explains the error or a decisive signature
 LEARNED_ANCHOR = 0.5  # the error lines' own tokens must carry this much weight for the reading
 LEARNED_NEW_BELOW = 0.9  # a cause no signature or fact proposed stays below the best of their readings
+LEARNED_READINGS = 3  # how many of a confident model's readings speak ...
+LEARNED_FURTHER = 0.21  # ... the further ones at this weight (just over MIN_CONFIDENCE: they fill the top three) ...
+LEARNED_FURTHER_MIN_P = 0.1  # ... and only when this likely
+# nothing else proposes a cause and the model is under its abstain threshold: its likeliest readings, tentatively
+LEARNED_TENTATIVE = True
+LEARNED_TENTATIVE_WEIGHT = 0.3  # the first one's weight (MIN_CONFIDENCE 0.2 < this < any confident reading)
+LEARNED_TENTATIVE_READINGS = 3
+LEARNED_TENTATIVE_MIN_P = 0.2
+LEARNED_TENTATIVE_MODE = "vocab-first"  # the vocabulary fallback's readings, when it has any, come first
+LEARNED_TENTATIVE_ANCHOR = 0.25  # ... its first reading resting this much on the error lines' own words
+LEARNED_TENTATIVE_PROSE = True  # ... and on an error line, not on prose that tells a symptom
+LEARNED_TENTATIVE_STACK_WORDS = True  # ... and on lines that name the GPU stack ("Unable to load checkpoint" does not)
+LEARNED_TENTATIVE_NONE_BELOW = 0.3  # ... unless the model thinks user code this likely
 
 
 def _decisive(by_cause: dict[str, list[Contribution]], stack_sigs: Sequence[Signature]) -> bool:
@@ -251,8 +269,11 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
             fixes=fixes,
             why="", signatures=sorted({c.ref for c in cs if c.kind != "fact"}),
             checks=sorted({c.ref for c in cs if c.kind == "fact"}), references=refs[:5], contributions=cs))
-    if not out and not user_code and not learned_said_none:
-        out = _fallback(scan)
+    if not user_code and not learned_said_none:
+        if not out:
+            out = _fallback(scan)
+        elif all(c.kind == "tentative" for d in out for c in d.contributions):
+            out = _with_vocabulary(scan, out)
     out.sort(key=lambda d: (-d.confidence, min(c.first_line for c in d.contributions)))
     for i, d in enumerate(out):
         d.why = _why(d, out[:i] + out[i + 1:], i)
@@ -304,7 +325,8 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
     confidently), which also silences the vocabulary fallback.  When signatures or facts already propose
     causes, a cause none of them proposed stays below the strongest of them: the model re-ranks the readings
     of a known message (and speaks freely where nothing else does), it does not overrule the context that
-    settled one."""
+    settled one.  When nothing else proposes anything and the model is unsure, it still names its likeliest
+    causes, tentatively (``LEARNED_TENTATIVE``): an error nobody reads is the commonest miss on unseen text."""
     from . import learned as lm
 
     if model == "shipped":
@@ -313,29 +335,63 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
             return False
     symptoms = list(getattr(scan, "symptom_lines", ()))
     feats = lm.features(list(scan.error_lines), scan.hint_names, symptoms)
-    readings = model.read(feats)
+    readings = model.read(feats, limit=4)
     if not readings:
         return False
     if readings[0].cause == "none":
         return readings[0].probability >= model.abstain
-    if readings[0].probability < model.abstain or readings[0].anchor < LEARNED_ANCHOR:
-        return False  # unsure, or sure only from the context (an AMD GPU, a nightly) and not the error lines
     err = lm.reading_lines(scan.error_lines, symptoms)
-    # only the model's best reading speaks (further ones added nothing in cross-validation: bench/incident_cv.py)
-    for r in readings[:1]:
+    confident = readings[0].probability >= model.abstain and readings[0].anchor >= LEARNED_ANCHOR
+    p_none = next((r.probability for r in readings if r.cause == "none"), 0.0)
+    if confident:
+        speak = [(r, min(LEARNED_CAP, LEARNED_WEIGHT * r.probability) if i == 0 else LEARNED_FURTHER)
+                 for i, r in enumerate(readings[:LEARNED_READINGS])
+                 if r.cause != "none" and (i == 0 or r.probability >= LEARNED_FURTHER_MIN_P)]
+        tentative = False
+    elif (not by_cause and LEARNED_TENTATIVE and p_none < LEARNED_TENTATIVE_NONE_BELOW
+          and readings[0].anchor >= LEARNED_TENTATIVE_ANCHOR
+          and (LEARNED_TENTATIVE_PROSE or lm.model_lines(scan.error_lines))
+          and (not LEARNED_TENTATIVE_STACK_WORDS or any(STACK_WORDS.search(t) for _n, t in err))):
+        # nothing else reads this error: the likeliest causes, each below any confident reading
+        top_p = readings[0].probability
+        speak = [(r, LEARNED_TENTATIVE_WEIGHT * (r.probability / top_p) ** 0.5)
+                 for r in readings[:LEARNED_TENTATIVE_READINGS]
+                 if r.cause != "none" and r.probability >= LEARNED_TENTATIVE_MIN_P]
+        tentative = True
+    else:
+        return False  # unsure, or sure only from the context (an AMD GPU, a nightly) and not the error lines
+    best_other = max((c.weight for cs in by_cause.values() for c in cs), default=0.0)
+    for r, w in speak:
         words = [t.split(":", 1)[-1].replace("#", "") for t in r.terms]
         ev_lines = [(n, t) for n, t in err if any(w and w in t.lower() for w in words)][-3:] or err[-1:]
         ev = [{"line": n, "text": t[:300], "signature": "learned"} for n, t in ev_lines]
         comp = model.components.get(r.cause, "")
-        w = min(LEARNED_CAP, LEARNED_WEIGHT * r.probability)
-        if r.cause not in by_cause and by_cause:
-            w = min(w, LEARNED_NEW_BELOW * max(c.weight for cs in by_cause.values() for c in cs))
+        if r.cause not in by_cause and best_other:
+            w = min(w, LEARNED_NEW_BELOW * best_other)
+        terms = _shown_terms(r.terms) or "context"
+        reason = (f"learned fallback, low confidence: no known message matched; the error lines' words lean towards "
+                  f"{r.cause} (p={r.probability:.2f}; {terms})" if tentative else
+                  f"learned fallback: the error lines read as {r.cause} (p={r.probability:.2f}; {terms})")
         by_cause.setdefault(r.cause, []).append(Contribution(
-            w, comp, "learned", "learned",
-            f"learned fallback: the error lines read as {r.cause} (p={r.probability:.2f}; "
-            f"{_shown_terms(r.terms) or 'context'})", ev, CAUSE_FIX.get(r.cause, ""),
+            w, comp, "tentative" if tentative else "learned", "learned", reason, ev, CAUSE_FIX.get(r.cause, ""),
             first_line=ev_lines[0][0] if ev_lines else 10**12))
     return False
+
+
+def _with_vocabulary(scan: ScanResult, tentative: list[Diagnosis]) -> list[Diagnosis]:
+    """Nothing but the model's tentative readings: the layers' vocabulary (logs/fallback.py) names the layer
+    when the error lines use its words; the model's readings then only fill the places after it."""
+    vocab = _fallback(scan)
+    if not vocab or LEARNED_TENTATIVE_MODE == "model-first":
+        return tentative
+    named = {d.cause for d in vocab}
+    rest = [d for d in tentative if d.cause not in named]
+    if LEARNED_TENTATIVE_MODE == "vocab-only":
+        return vocab
+    floor = min(d.confidence for d in vocab)
+    for d in rest:
+        d.confidence = min(d.confidence, floor * 0.95)
+    return vocab + [d for d in rest if d.confidence >= MIN_CONFIDENCE]
 
 
 def _shown_terms(terms: Sequence[str]) -> str:
