@@ -6,7 +6,9 @@ Two uses (issue 9's speed work must change no answer and bring a case under 0.3 
 * **Answers** (default: in-process, one ``gpuvet.cli.main.main`` call per case, ~10 ms each): every case's
   posted text (env then log, as ``../shared/benchmarks/score_incidents.py`` writes it) is written to the same
   file name, diagnosed, and its whole JSON report kept minus what varies between runs (times, the start time).
-  ``--out A.json`` saves them; ``--compare REF.json`` exits 1 and lists every case whose report differs.
+  ``--out A.json`` saves them (~5 MB), ``--rankings A.json`` a compact reference (exit status, ranking and the
+  SHA-256 of each whole report); ``--compare REF.json`` (either kind) exits 1 and lists every case whose report
+  differs.
 * **Time through the CLI** (``--cli``): one fresh ``python -m gpuvet diagnose --format json FILE`` process per
   case, as score_incidents.py runs it; wall and CPU time per case, median / p90 / max, the machine and its load
   average before and after.  ``--src DIR`` (repeatable) runs that tree's code (``PYTHONPATH=DIR``); with two,
@@ -24,6 +26,7 @@ The cases are the TUNING_DIRS of tools/train_fallback.py; bench/incidents-new4/f
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
 import os
@@ -46,6 +49,18 @@ import train_fallback as tf  # noqa: E402
 VARYING = {("meta", "elapsed_s"), ("header", "started_at"), ("header", "duration_s")}
 
 
+def compact(entry: dict) -> dict:
+    """A report as the committed reference keeps it: exit status, the ranking (cause, component, confidence,
+    signatures), and the SHA-256 of the whole report (so equality is still checked on everything)."""
+    if "sha256" in entry:
+        return entry
+    doc = entry["report"]
+    ranking = [[d.get("cause"), d.get("component"), d.get("confidence"), d.get("signatures")]
+               for d in doc.get("diagnoses", [])] if isinstance(doc.get("diagnoses"), list) else None
+    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode("utf-8")).hexdigest()
+    return {"exit": entry["exit"], "ranking": ranking, "sha256": digest}
+
+
 def stable(doc: dict) -> dict:
     """The report without what differs between two runs of the same input (times)."""
     out = {}
@@ -54,6 +69,19 @@ def stable(doc: dict) -> dict:
             v = {kk: vv for kk, vv in v.items() if (k, kk) not in VARYING}
         out[k] = v
     return out
+
+
+def differences(a, b, path: str = "") -> list[str]:
+    """The JSON paths where two reports differ."""
+    if type(a) is not type(b):
+        return [path or "/"]
+    if isinstance(a, dict):
+        return [d for k in sorted(set(a) | set(b)) for d in differences(a.get(k), b.get(k), f"{path}/{k}")]
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return [f"{path} (length {len(a)} -> {len(b)})"]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in differences(x, y, f"{path}[{i}]")]
+    return [] if a == b else [path]
 
 
 def machine() -> dict:
@@ -107,7 +135,8 @@ def main(argv=None) -> int:
     ap.add_argument("--src", action="append", default=[], help="PYTHONPATH of the code to time (repeatable)")
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--out", help="write the reports (JSON; of the last --src)")
-    ap.add_argument("--compare", help="a file written by --out: list every case whose report differs")
+    ap.add_argument("--rankings", help="write the compact reference (exit, ranking, SHA-256 of each report)")
+    ap.add_argument("--compare", help="a file written by --out or --rankings: list every case whose report differs")
     ap.add_argument("--md", help="write the timing summary (Markdown; with --cli)")
     ap.add_argument("--label", default="")
     args = ap.parse_args(argv)
@@ -164,16 +193,26 @@ def main(argv=None) -> int:
         rc = 1 if diff else 0
     if args.out:
         Path(args.out).write_text(json.dumps({"summary": summary, "reports": last}, indent=0, sort_keys=True) + "\n")
+    if args.rankings:
+        rows = [f"{json.dumps(k)}: {json.dumps(compact(v), sort_keys=True)}" for k, v in sorted(last.items())]
+        Path(args.rankings).write_text(  # one case a line
+            f'{{"label": {json.dumps(args.label)}, "summary": {json.dumps(summary, sort_keys=True)}, "reports": {{\n'
+            + ",\n".join(rows) + "\n}}\n")
     if args.compare:
         ref = json.loads(Path(args.compare).read_text())["reports"]
         common = sorted(set(ref) & set(last))
+        if any("sha256" in v for v in ref.values()):  # a compact reference: compare the compact forms
+            last = {k: compact(v) for k, v in last.items()}
         diff = [k for k in common if ref[k] != last[k]]
         missing = sorted(set(ref) - set(last)) if args.every == 1 else []
         for k in diff:
             a, b = ref[k], last[k]
+            if "sha256" in a:
+                print(f"DIFFERS {k}: exit {a['exit']} -> {b['exit']}; ranking {a['ranking']} -> {b['ranking']}")
+                continue
             ca = [d.get("cause") for d in a["report"].get("diagnoses", [])]
             cb = [d.get("cause") for d in b["report"].get("diagnoses", [])]
-            print(f"DIFFERS {k}: exit {a['exit']} -> {b['exit']}; causes {ca} -> {cb}")
+            print(f"DIFFERS {k}: exit {a['exit']} -> {b['exit']}; causes {ca} -> {cb}; at {', '.join(differences(a, b)[:6])}")
         print(f"compared {len(common)} cases with {args.compare}: {len(diff)} differ, "
               f"{len(missing)} missing, {len(set(last) - set(ref))} new")
         rc = 1 if diff or missing else rc

@@ -1,5 +1,5 @@
-"""The shipped routing of the signatures (logs/data/signature_index.json) is current, and a catalog built from it
-is the catalog gpuvet would compute; a stale index is never used (gpuvet computes the routing then)."""
+"""The shipped prefilter data (logs/data/signature_index.json: the signatures' routing, the hints' gates) is
+current, and what gpuvet builds from it is what it would compute; a stale section is never used."""
 from __future__ import annotations
 
 import copy
@@ -9,7 +9,8 @@ from pathlib import Path
 from gpuvet import kb
 from gpuvet.logs.fact_patterns import PREFILTER_PATTERNS
 from gpuvet.logs.match import Scanner
-from gpuvet.logs.signatures import INDEX_PATH, build_catalog
+from gpuvet.logs.index import INDEX_PATH
+from gpuvet.logs.signatures import build_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,12 +38,17 @@ def test_index_gives_the_computed_catalog_and_compiles_lazily():
     entries = kb.load().table("signatures")
     fast = build_catalog(entries, PREFILTER_PATTERNS)
     _same(fast, build_catalog(entries, PREFILTER_PATTERNS, use_index=False))
-    assert not any("regex" in s.__dict__ for s in fast.signatures)  # nothing compiled yet
+    def compiled(s):
+        return "regex" in s.__dict__ or any(s.__dict__.get("_pattern_rx") or ())
+
+    assert not any(compiled(s) for s in fast.signatures)  # nothing compiled yet
     sc = Scanner(fast)
     sc.feed(1, b"RuntimeError: CUDA error: no kernel image is available for execution on the device")
     assert "LOG002" in sc.result.matches
-    compiled = [s.id for s in fast.signatures if "regex" in s.__dict__]
-    assert "LOG002" in compiled and len(compiled) < len(fast.signatures) // 4, compiled
+    done = [s.id for s in fast.signatures if compiled(s)]
+    assert "LOG002" in done and len(done) < len(fast.signatures) // 4, done
+    log002 = fast.get("LOG002")
+    assert sum(rx is not None for rx in log002._pattern_rx) < len(log002.patterns)  # only the patterns hit
 
 
 def test_stale_index_is_not_used():
@@ -71,3 +77,51 @@ def test_substring_keys_equal_the_trie_keys():
         raw = line.encode("utf-8")
         trie = {m.group(1).decode("utf-8") for m in cat.prefilter_bytes.finditer(raw)}
         assert {k for kb, k in present if kb in raw} == trie, line
+
+
+def test_hint_gates_from_the_plan_equal_the_computed_ones():
+    from gpuvet.logs import extract
+    from gpuvet.logs.gate import MultiGate
+
+    from test_logs_gate import HINT_SAMPLES, LINES
+
+    shipped = extract.hints_gate()
+    computed = MultiGate(extract.HINTS)
+    assert shipped.alts == computed.alts and shipped.weak == computed.weak
+    assert shipped.exact_routes == computed.exact_routes and shipped.folded_routes == computed.folded_routes
+    assert [(g.exact, g.folded, g.always) for g in shipped.gates] == [(g.exact, g.folded, g.always) for g in computed.gates]
+    for line in LINES + HINT_SAMPLES:
+        assert shipped.matches(line[:extract.HINT_SPAN]) == computed.matches(line[:extract.HINT_SPAN]), line
+
+
+def test_stale_hint_plan_is_not_used(monkeypatch):
+    from gpuvet.logs import extract
+
+    monkeypatch.setattr(extract, "_hints_gated", None)
+    monkeypatch.setitem(extract.HINTS, "zzqx-hint", r"\bzzqx widget\b")  # a hint the shipped plan never saw
+    assert [h.name for h in extract.hints_in("the zzqx widget broke", 1)] == ["zzqx-hint"]
+    monkeypatch.setattr(extract, "_hints_gated", None)
+
+
+def test_hit_equals_the_whole_regex():
+    """Signature.hit tries only the patterns whose anchors the text holds: it must say what regex.search says."""
+    from gpuvet.logs.normalize import normalize
+
+    from test_signatures import ORDINARY
+
+    cat = build_catalog(kb.load().table("signatures"), PREFILTER_PATTERNS)
+    texts = [normalize(ex) for s in cat.signatures for ex in s.examples + s.counter_examples] + ORDINARY.splitlines()
+    for s in cat.signatures:
+        assert len(s.anchors) >= len(s.patterns), s.id
+        for t in texts:
+            assert s.hit(t) == (s.regex.search(t) is not None), (s.id, t)
+
+
+def test_step_counters_are_not_candidates():
+    """A key made of a number among punctuation (': 999' of 'cudart init failure: 999') sent every counter line
+    of a training log ('iter: 9990') through normalisation and routing."""
+    cat = build_catalog(kb.load().table("signatures"), PREFILTER_PATTERNS)
+    for i in (999, 9990, 99917, 999000):
+        line = f"[rank3]: iter: {i} loss: 0.5123 step: {i * 3} lr: 0.0003 count: {i}"
+        assert not cat.keys_present(line.encode()), (line, cat.keys_present(line.encode()))
+    assert "LOG" in (cat.route(k for _, k in cat.keys_present(b"cudart init failure: 999")) or [None])[0].id

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -84,6 +83,8 @@ def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None =
     cat = catalog or load_catalog()
     sc = Scanner(cat)
     from gpuvet.logs.extract import PREFILTER_PATTERNS
+
+    import tempfile  # here: its imports (shutil, random) cost every small diagnosis start-up
 
     with tempfile.NamedTemporaryFile("w", suffix=".patterns", delete=False, encoding="utf-8") as pf:
         pf.write("\n".join(list(cat.patterns()) + list(PREFILTER_PATTERNS)) + "\n")

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import click
 
-from gpuvet.model import ExitCode
-
-from .common import emit, env_of, format_option
+from .common import env_of, format_option
 
 EPILOG = """Exit status: 0 no stack problem found (nothing, or only the user's code or data, is blamed); 1 at
 least one diagnosis that blames the stack; 3 bad input
@@ -31,18 +29,7 @@ def diagnose(ctx: click.Context, log, here, follow, wait_s, fmt, output, verbose
     Each diagnosis has the cause (gpuvet's taxonomy), the component at fault, a confidence, the evidence (log
     lines with line numbers and the facts found in the text), why it ranks above the others, and the fix.
     A plain user-code error that merely ran on a GPU gives an empty list: nothing in the stack is blamed."""
-    from gpuvet.app.diagnose import DiagnoseOptions, run
+    from .diagnose_run import run_diagnose
 
-    env = env_of(ctx)
-    report = run(DiagnoseOptions(log=log, follow=follow, wait_s=wait_s, here=here, fast=not no_grep), env)
-    if report is None:
-        env.stderr.write(f"gpuvet: no diagnosis in {follow} after {wait_s:g}s\n")
-        return int(ExitCode.OK)
-    emit(report, env, fmt, output, verbose)
-    return int(diagnose_exit(report))
-
-
-def diagnose_exit(report) -> ExitCode:
-    """1 only when the stack is at fault: a diagnosis whose component is not the user's own code."""
-    stack = [d for d in report.extra.get("diagnoses") or [] if d.get("component") != "user-code"]
-    return ExitCode.FINDINGS if stack else ExitCode.OK
+    return run_diagnose(env_of(ctx), log=log, here=here, follow=follow, wait_s=wait_s, fmt=fmt, output=output,
+                        verbose=verbose, no_grep=no_grep)

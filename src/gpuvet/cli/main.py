@@ -50,13 +50,19 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
     from gpuvet.model.redact import redact_text, register_environ
 
     register_environ(env.environ)  # their values are masked wherever they appear in what gpuvet writes
-    from .check_run import parse_check_argv, run_check
-
+    global _FAST_RAN
     try:
-        fast = parse_check_argv(argv, env.environ)
-        if fast is not None:  # a plain `gpuvet check ...`: no Click (start-up)
-            rv: object = run_check(env, **fast)
-            global _FAST_RAN
+        fast = None
+        if argv[:1] == ["check"]:
+            from .check_run import parse_check_argv, run_check
+
+            fast = parse_check_argv(argv, env.environ)
+        elif argv[:1] == ["diagnose"]:
+            from .diagnose_run import parse_diagnose_argv, run_diagnose
+
+            fast = parse_diagnose_argv(argv, env.environ)
+        if fast is not None:  # a plain `gpuvet check ...` / `gpuvet diagnose FILE`: no Click (start-up)
+            rv: object = run_check(env, **fast) if argv[0] == "check" else run_diagnose(env, **fast)
             _FAST_RAN = True
         else:
             from .group import cli
@@ -110,7 +116,7 @@ def _failed(exc: BaseException, env: Environment, redact_text) -> int:
 
 
 BROKEN_PIPE = 128 + 13
-_FAST_RAN = False  # the last main() ran a plain `gpuvet check` through the fast path (see run)  # 128 + SIGPIPE, what `yes | head -1` reports for yes
+_FAST_RAN = False  # the last main() ran a plain `gpuvet check` / `gpuvet diagnose` through the fast path (see run)  # 128 + SIGPIPE, what `yes | head -1` reports for yes
 
 
 class _Closed(io.StringIO):

@@ -105,10 +105,22 @@ HINTS: dict[str, str] = {
 _hints_gated: MultiGate | None = None
 
 
+def hints_digest() -> str:
+    from . import index
+    from .gate import GATE_FORMAT, MIN_NEEDLE
+
+    return index.digest(GATE_FORMAT, MIN_NEEDLE, list(HINTS.items()))
+
+
 def hints_gate() -> MultiGate:
+    """The hints' gates, from the shipped plan (data/signature_index.json) when it was computed from these
+    very patterns, else computed now."""
     global _hints_gated
     if _hints_gated is None:
-        _hints_gated = MultiGate(HINTS)
+        from . import index
+
+        sec = index.section("hint_gates", hints_digest())
+        _hints_gated = MultiGate(HINTS, sec["plan"] if sec is not None else None)
     return _hints_gated
 
 # Facts in tracebacks and warnings.  (Extra grep-safe prefilter patterns so the fast path sees them too.)
@@ -179,8 +191,8 @@ def oom_workload_too_large(text: str) -> bool:
     if new:
         cap, free = _bytes(new, 1), _bytes(new, 3)
         a = _OOM_ALLOC.search(text)
-        if not a:
-            return False
+        if not a:  # the message cut after "is free" (a title, a one-line paste): a GPU left with < 2% free is full
+            return _bytes(req, 1) > free and cap > 0 and free <= 0.02 * cap
         alloc = _bytes(a, 1)
         u = _OOM_UNALLOC.search(text)
         unalloc = _bytes(u, 1) if u else 0.0

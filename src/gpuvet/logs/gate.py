@@ -85,6 +85,13 @@ class LiteralGate:
         self.exact = tuple(sorted({n for n, c in found if not c}))
         self.folded = tuple(sorted({n.lower() for n, c in found if c}))
 
+    @classmethod
+    def from_needles(cls, exact: tuple[str, ...], folded: tuple[str, ...], always: bool) -> "LiteralGate":
+        """The gate whose needles were read before (MultiGate's plan), without parsing the pattern again."""
+        g = cls.__new__(cls)
+        g.always, g.exact, g.folded = always, tuple(exact), tuple(folded)
+        return g
+
     def __call__(self, text: str) -> bool:
         if self.always:
             return True
@@ -154,37 +161,26 @@ class MultiGate:
     distributed log used to send each line through all ~160 gates in Python).  An alternative's regex is
     compiled the first time its gate lets a line through."""
 
-    def __init__(self, patterns: dict[str, str]):
-        self.alts: list[tuple[str, str]] = []  # (name, alternative's regex source)
-        self._rx: list[re.Pattern | None] = []
-        self.gates: list[LiteralGate] = []
-        self.weak: list[tuple[int, str | None]] = []  # no strong literal: (alternative, relaxed regex or None)
+    def __init__(self, patterns: dict[str, str], plan: dict | None = None):
+        """``plan``: what :func:`gate_plan` computed for these very patterns (read from package data); without
+        one it is computed here (parsing every alternative: ~20 ms for the context hints)."""
+        if plan is None:
+            plan = gate_plan(patterns)
+        self.alts: list[tuple[str, str]] = [(a[0], a[1]) for a in plan["alts"]]  # (name, alternative's regex)
+        self._rx: list[re.Pattern | None] = [None] * len(self.alts)
+        self.gates: list[LiteralGate] = [LiteralGate.from_needles(tuple(a[2]), tuple(a[3]), bool(a[4]))
+                                         for a in plan["alts"]]
+        # no strong literal: (alternative, relaxed regex or None)
+        self.weak: list[tuple[int, str | None]] = [(int(i), r) for i, r in plan["weak"]]
         self._weak_rx: dict[int, re.Pattern] = {}
-        exact: dict[str, set[int]] = {}
-        folded: dict[str, set[int]] = {}
-        for name, pat in patterns.items():
-            for alt in split_top(pat):
-                i = len(self.alts)
-                self.alts.append((name, alt))
-                self._rx.append(None)
-                g = LiteralGate(alt)
-                self.gates.append(g)
-                needles = g.exact + g.folded
-                if g.always or any(len(n) < MIN_NEEDLE for n in needles):
-                    # no strong literal: the alternative without its leading \b (a superset that the
-                    # engine searches by its first character class, ~20x faster) is the gate
-                    self.weak.append((i, alt[2:] if alt.startswith("\\b") else None))
-                else:
-                    for n in g.exact:
-                        exact.setdefault(n, set()).add(i)
-                    for n in g.folded:
-                        folded.setdefault(n, set()).add(i)
-        self._exact_src, self.exact_routes = _routes(exact)
-        self._folded_src, self.folded_routes = _routes(folded)
+        self._exact_src = plan["exact_trie"]
+        self._folded_src = plan["folded_trie"]
+        self.exact_routes = {k: tuple(v) for k, v in plan["exact_routes"].items()}
+        self.folded_routes = {k: tuple(v) for k, v in plan["folded_routes"].items()}
         self.any_exact = re.compile(self._exact_src)
-        self.each_exact = re.compile("(?=(" + self._exact_src + "))")
-        self.any_folded = re.compile(self._folded_src) if folded else None
-        self.each_folded = re.compile("(?=(" + self._folded_src + "))") if folded else None
+        self.any_folded = re.compile(self._folded_src) if self.folded_routes else None
+        self._each_exact: re.Pattern | None = None  # the look-ahead tries: compiled on the first line with a hit
+        self._each_folded: re.Pattern | None = None
 
     def _search(self, i: int, text: str) -> bool:
         rx = self._rx[i]
@@ -196,13 +192,16 @@ class MultiGate:
         """The alternatives (indexes into ``alts``) whose literals the text holds, in order."""
         cand: set[int] = set()
         if self.any_exact.search(text) is not None:
-            for m in self.each_exact.finditer(text):
+            if self._each_exact is None:
+                self._each_exact = re.compile("(?=(" + self._exact_src + "))")
+            for m in self._each_exact.finditer(text):
                 cand.update(self.exact_routes[m.group(1)])
         if self.any_folded is not None:
             low = text.lower()
             if self.any_folded.search(low) is not None:
-                assert self.each_folded is not None
-                for m in self.each_folded.finditer(low):
+                if self._each_folded is None:
+                    self._each_folded = re.compile("(?=(" + self._folded_src + "))")
+                for m in self._each_folded.finditer(low):
                     cand.update(self.folded_routes[m.group(1)])
         return sorted(cand)
 
@@ -227,6 +226,39 @@ class MultiGate:
             if self._search(i, text):
                 found.add(name)
         return found
+
+
+GATE_FORMAT = "gpuvet-multigate/1"
+
+
+def gate_plan(patterns: dict[str, str]) -> dict:
+    """Everything MultiGate derives from its patterns, as JSON data: each alternative (name, source, exact and
+    case-folded needles, whether it has no literal at all), the weak ones (no strong literal: their relaxed
+    regex, or None), and the two tries with their routes."""
+    alts: list[list] = []
+    weak: list[list] = []
+    exact: dict[str, set[int]] = {}
+    folded: dict[str, set[int]] = {}
+    for name, pat in patterns.items():
+        for alt in split_top(pat):
+            i = len(alts)
+            g = LiteralGate(alt)
+            alts.append([name, alt, list(g.exact), list(g.folded), g.always])
+            needles = g.exact + g.folded
+            if g.always or any(len(n) < MIN_NEEDLE for n in needles):
+                # no strong literal: the alternative without its leading \b (a superset that the
+                # engine searches by its first character class, ~20x faster) is the gate
+                weak.append([i, alt[2:] if alt.startswith("\\b") else None])
+            else:
+                for n in g.exact:
+                    exact.setdefault(n, set()).add(i)
+                for n in g.folded:
+                    folded.setdefault(n, set()).add(i)
+    exact_src, exact_routes = _routes(exact)
+    folded_src, folded_routes = _routes(folded)
+    return {"format": GATE_FORMAT, "alts": alts, "weak": weak, "exact_trie": exact_src,
+            "exact_routes": {k: list(v) for k, v in exact_routes.items()}, "folded_trie": folded_src,
+            "folded_routes": {k: list(v) for k, v in folded_routes.items()}}
 
 
 def _routes(needles: dict[str, set[int]]) -> tuple[str, dict[str, tuple[int, ...]]]:

@@ -146,6 +146,41 @@ class Reading:
 CONTEXT_PREFIXES = ("h:",)
 
 
+class _Rows:
+    """The weight rows of a model (token -> {class index: weight}), converted from the JSON document one row at
+    a time, on first use: a text has a few dozen tokens of the thousands in the file, and converting every row
+    cost each ``gpuvet diagnose`` process that reads the model ~20 ms.  A malformed row raises ValueError."""
+
+    __slots__ = ("_raw", "_rows")
+
+    def __init__(self, raw: Any):
+        if not isinstance(raw, dict):
+            raise ValueError("weights: not a mapping")
+        self._raw: dict[str, Any] = raw
+        self._rows: dict[str, dict[int, float]] = {}
+
+    def get(self, token: str, default: Any = None) -> Any:
+        row = self._rows.get(token)
+        if row is None:
+            raw = self._raw.get(token)
+            if raw is None:
+                return default
+            try:
+                row = self._rows[token] = {int(k): float(v) for k, v in raw.items()}
+            except (AttributeError, TypeError, ValueError) as exc:
+                raise ValueError(f"weights of {token!r}: {exc}") from None
+        return row
+
+    def __contains__(self, token: object) -> bool:
+        return token in self._raw
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __iter__(self):
+        return iter(self._raw)
+
+
 class Model:
     """Multinomial logistic regression over sparse binary features."""
 
@@ -154,9 +189,8 @@ class Model:
             raise ValueError(f"not a {FORMAT} model")
         self.classes: list[str] = list(doc["classes"])
         self.bias: list[float] = [float(b) for b in doc["bias"]]
-        # token -> {class index: weight}
-        self.weights: dict[str, dict[int, float]] = {
-            t: {int(k): float(v) for k, v in row.items()} for t, row in doc["weights"].items()}
+        # token -> {class index: weight}, each row converted from the JSON when a text first uses its token
+        self.weights = _Rows(doc["weights"])
         self.abstain = float(doc.get("abstain", 0.5))
         self.components: dict[str, str] = dict(doc.get("components", {}))  # cause -> its usual layer
         self.meta: dict[str, Any] = dict(doc.get("trained_on", {}))

@@ -113,7 +113,7 @@ class Scanner:
             res.rows.extend(facts_in(text, lineno))
         sigs = self.catalog.route(keys) if not prefiltered else self.catalog.route(keys) or list(self.catalog.signatures)
         for sig in sigs:
-            if sig.regex.search(text):
+            if sig.hit(text):
                 self._record(sig, lineno, text, out)
             elif sig.pairs:
                 for first, nxt in sig.pairs:

@@ -16,9 +16,6 @@ shape mismatch): they blame nothing and weaken generic stack readings.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -80,6 +77,36 @@ class Signature:
             return tuple((re.compile(a), re.compile(b)) for a, b in self.pair_patterns)
         except re.error as exc:
             raise SignatureError(f"{self.id}: bad pattern: {exc}") from None
+    # per routing pattern (its patterns, then its pairs' first lines), literal strings one of which every match
+    # of it contains (``anchors``); () when unknown
+    anchors: tuple[tuple[str, ...], ...] = field(default=(), compare=False, repr=False)
+
+    def hit(self, text: str) -> bool:
+        """``regex.search(text)`` is not None, trying only the patterns one of whose anchors the text holds,
+        each compiled the first time a line gets that far (a line routed here by one pattern's key rarely
+        holds another's anchors)."""
+        if len(self.anchors) < len(self.patterns):  # (the anchors of the pairs' first lines follow)
+            return self.regex.search(text) is not None
+        rxs = self._pattern_rx
+        for j, anc in enumerate(self.anchors[:len(self.patterns)]):
+            for a in anc:
+                if a in text:
+                    break
+            else:
+                continue
+            rx = rxs[j]
+            if rx is None:
+                try:
+                    rx = rxs[j] = re.compile(self.patterns[j])
+                except re.error as exc:
+                    raise SignatureError(f"{self.id}: bad pattern: {exc}") from None
+            if rx.search(text) is not None:
+                return True
+        return False
+
+    @functools.cached_property
+    def _pattern_rx(self) -> list[Any]:
+        return [None] * len(self.patterns)
 
     @functools.cached_property
     def regex(self) -> Any:
@@ -203,6 +230,11 @@ def _rare(c: str) -> bool:
     return not (c.islower() or c in " .,-")
 
 
+def _counter_like(window: str) -> bool:
+    """No letter, and a run of three digits."""
+    return not any(c.isalpha() for c in window) and any(window[i:i + 3].isdigit() for i in range(len(window) - 2))
+
+
 def key_of(anchor: str) -> str:
     """A short piece of the anchor that ordinary text rarely contains: 5 characters around an uncommon one
     (capital, digit, '_', ':', '(' ...) when the anchor has one, starting at its least common character;
@@ -210,6 +242,10 @@ def key_of(anchor: str) -> str:
     if len(anchor) <= KEY_LEN:
         return anchor
     starts = [i for i in range(len(anchor) - KEY_LEN + 1) if any(_rare(c) for c in anchor[i:i + KEY_LEN])]
+    # not a number among punctuation where the anchor offers a window with a letter: ': 999' (of 'cudart init
+    # failure: 999') is what step counters and metrics print ('iter: 9990'), on line after line
+    worded = [i for i in starts if not _counter_like(anchor[i:i + KEY_LEN])]
+    starts = worded or starts
     if not starts:  # plain words: 8 characters from the least common letter on
         n = min(8, len(anchor))
         i = min(range(len(anchor) - n + 1), key=lambda j: (_COST.get(anchor[j], 0), j))
@@ -290,17 +326,18 @@ class Catalog:
 
 
 # The routing of a catalog (keys, routes, trie) depends only on the patterns (in order) and on the code above;
-# it is computed once, when the signatures change, into data/signature_index.json (tools/gen_signature_index.py;
-# tests/test_signature_index.py fails while it is stale).  A catalog whose patterns the index does not describe
-# (a stale index, a test's own signatures) is routed by computing it here: slower, never different.
-INDEX_FORMAT = "gpuvet-signature-index/2"
-INDEX_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "signature_index.json")
+# it is computed once, when the signatures change, into data/signature_index.json (logs/index.py,
+# tools/gen_signature_index.py; tests/test_signature_index.py fails while it is stale).  A catalog whose patterns
+# the index does not describe (a stale index, a test's own signatures) is routed by computing it here: slower,
+# never different.  Change ROUTING when the key rules change.
+ROUTING = "keys/3"
 
 
 def index_digest(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[str]) -> str:
     """What the routing is a function of: every signature's patterns in order, the fact patterns, the key rules."""
-    doc = [INDEX_FORMAT, KEY_LEN, _COMMON, [list(p) for p in patterns], list(extra_patterns)]
-    return hashlib.sha256(json.dumps(doc, ensure_ascii=True).encode("ascii")).hexdigest()
+    from . import index
+
+    return index.digest(ROUTING, KEY_LEN, _COMMON, [list(p) for p in patterns], list(extra_patterns))
 
 
 def compute_index(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[str], ids: Sequence[str] = ()) -> dict[str, Any]:
@@ -308,12 +345,15 @@ def compute_index(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[st
     the fact patterns' keys.  Raises SignatureError for a pattern without a literal anchor."""
     routes: dict[str, set[int]] = {}
     extra: set[str] = set()
+    sig_anchors: list[list[list[str]]] = []
     for i, pats in enumerate(patterns):
+        sig_anchors.append([])
         for p in pats:
             anc = anchors(p)
             if not anc:
                 sid = ids[i] if i < len(ids) else f"#{i}"
                 raise SignatureError(f"{sid}: pattern {p!r} has no literal anchor of 3+ characters")
+            sig_anchors[-1].append(anc)
             for a in anc:
                 routes.setdefault(key_of(a), set()).add(i)
     for p in extra_patterns:
@@ -329,20 +369,9 @@ def compute_index(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[st
     for k, idx in routes.items():
         m = next(m for m in minimal if k.startswith(m))
         final_routes[m] = sorted(set(final_routes.get(m, ())) | idx)
-    return {"format": INDEX_FORMAT, "digest": index_digest(patterns, extra_patterns), "trie": _trie_regex(minimal),
-            "keys": sorted(minimal), "routes": dict(sorted(final_routes.items())), "extra_keys": sorted(extra)}
-
-
-def _shipped_index(digest: str) -> dict[str, Any] | None:
-    from pathlib import Path  # package data, read as logs/learned.py reads its model (not the machine)
-
-    try:
-        doc = json.loads(Path(INDEX_PATH).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(doc, dict) or doc.get("format") != INDEX_FORMAT or doc.get("digest") != digest:
-        return None
-    return doc
+    return {"digest": index_digest(patterns, extra_patterns), "trie": _trie_regex(minimal),
+            "keys": sorted(minimal), "routes": dict(sorted(final_routes.items())), "extra_keys": sorted(extra),
+            "anchors": sig_anchors}
 
 
 def routing_patterns(entries: Iterable[dict[str, Any]]) -> list[tuple[str, ...]]:
@@ -354,7 +383,9 @@ def build_catalog(entries: Iterable[dict[str, Any]], extra_patterns: Iterable[st
     entries = list(entries)
     extra = tuple(extra_patterns)
     pats = routing_patterns(entries)
-    doc = _shipped_index(index_digest(pats, extra)) if use_index else None
+    from . import index
+
+    doc = index.section("signatures", index_digest(pats, extra)) if use_index else None
     sigs = tuple(compile_signature(e, lazy=doc is not None) for e in entries)
     ids = [s.id for s in sigs]
     if len(set(ids)) != len(ids):
@@ -362,6 +393,9 @@ def build_catalog(entries: Iterable[dict[str, Any]], extra_patterns: Iterable[st
         raise SignatureError(f"duplicate signature ids: {dupes}")
     if doc is None:
         doc = compute_index(pats, extra, ids)
+    anc = doc["anchors"]
+    for sig, a in zip(sigs, anc):  # the anchors come with the routing (computed with it, or shipped)
+        object.__setattr__(sig, "anchors", tuple(tuple(x) for x in a))
     routes = {k: tuple(v) for k, v in doc["routes"].items()}
     return Catalog(sigs, doc["trie"], routes, frozenset(doc["extra_keys"]), tuple(doc["keys"]))
 @functools.lru_cache(maxsize=1)
