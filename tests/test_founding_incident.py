@@ -15,7 +15,13 @@ FOUNDING = ROOT / "tests" / "fixtures" / "founding"
 SKEW_FORMS = ["collect_env.txt", "ci_commands.txt", "info_version.txt", "apt_list.txt", "dpkg_l.txt",
               "conda_list_ls_opt.txt", "wheel_docker.txt", "clang_banner.txt",
               # day 3 (d9r): forms the issue does not list
-              "pip_show_apt_show.txt", "hip_print_modinfo_ls.txt", "ldd_libtorch_hip.txt", "pip_freeze_dpkg_summary.txt"]
+              "pip_show_apt_show.txt", "hip_print_modinfo_ls.txt", "ldd_libtorch_hip.txt", "pip_freeze_dpkg_summary.txt",
+              # day 4 (d10r): amd-smi / rocm-smi versions, /opt/rocm-5.6.1 paths under a traceback, a Dockerfile's FROM
+              # under a nightly install, a conda env export beside hipconfig --version
+              "amd_smi_rocm_smi.txt", "traceback_opt_rocm.txt", "dockerfile_from.txt", "conda_env_export.txt"]
+# the same shapes with the framework built for the installed ROCm: nothing may call them a skew
+CONSISTENT_FORMS = ["consistent_amd_smi_rocm_smi.txt", "consistent_traceback_opt_rocm.txt",
+                    "consistent_dockerfile_from.txt", "consistent_conda_env_export.txt"]
 
 
 def _text(name: str) -> str:
@@ -42,6 +48,32 @@ def test_check_from_fails_rtm021(name, tmp_path):
     doc = r.json()
     failed = {f["code"] for f in doc["findings"] if f["outcome"] == "failed"}
     assert "RTM021" in failed, (name, sorted(failed))
+
+
+@pytest.mark.parametrize("name", CONSISTENT_FORMS)
+def test_a_consistent_stack_in_the_same_shape_is_no_skew(name, tmp_path):
+    r = run_cli(["diagnose", "--format", "json", "-"], stdin=_text(name))
+    diags = r.json()["diagnoses"]
+    assert all("RTM021" not in d["checks"] for d in diags), (name, diags)
+    assert not diags or diags[0]["cause"] != "runtime-mismatch" or "RTM021" not in diags[0]["checks"]
+    p = tmp_path / name
+    p.write_text(_text(name), encoding="utf-8")
+    doc = run_cli(["check", "--from", str(p), "--format", "json"]).json()
+    assert "RTM021" not in {f["code"] for f in doc["findings"] if f["outcome"] == "failed"}, name
+
+
+def test_day4_forms_give_both_versions_with_their_lines():
+    def rows(fname):
+        facts = parse_report(_text(fname), fname)
+        return facts.table("runtimes") + facts.table("framework_builds")
+
+    amd = {(r.table, r.get("name"), r.get("version")): r.source for r in rows("amd_smi_rocm_smi.txt")}
+    assert "line 4 (amd-smi version" in amd[("runtimes", "rocm", "5.6.1")]
+    conda = {(r.table, r.get("name"), r.get("version")): r.source for r in parse_mentions(_text("conda_env_export.txt"), "c")}
+    assert "line 10" in conda[("framework_builds", "torch", "2.3.0.dev20240215+rocm5.7")]  # '- torch==...' of the export
+    assert "hipconfig --version" in conda[("runtimes", "hip-runtime", "5.6.31062")]
+    # a version printed without the hipconfig command above it is no HIP version
+    assert not [r for r in parse_mentions("$ echo done\n5.6.31062\n", "x") if r.get("name") == "hip-runtime"]
 
 
 def test_each_form_gives_its_own_facts():

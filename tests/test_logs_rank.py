@@ -147,6 +147,16 @@ def test_installer_and_capability_facts_name_their_cause():
     assert rank(xf) == []
 
 
+def test_container_driver_requirement_is_the_driver():
+    """nvidia-container-cli refusing an image whose CUDA the host driver is too old for is driver-too-old, not a
+    container started without GPUs."""
+    c = scan("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, please update your driver to "
+             "a newer version, or use an earlier cuda container: unknown")
+    assert causes(rank(c))[:1] == ["driver-too-old"]
+    assert causes(rank(scan("nvidia-container-cli: initialization error: nvml error: driver not loaded")))[:1] != [
+        "driver-too-old"]
+
+
 def test_user_code_errors_blame_nothing():
     for text in (
         "Loss.cu:250: nll_loss_forward_reduce_cuda_kernel_2d: block: [0,0,0], thread: [5,0,0] Assertion `t >= 0 && t < n_classes` failed.\nRuntimeError: CUDA error: device-side assert triggered",

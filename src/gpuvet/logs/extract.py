@@ -191,8 +191,8 @@ def oom_workload_too_large(text: str) -> bool:
     if new:
         cap, free = _bytes(new, 1), _bytes(new, 3)
         a = _OOM_ALLOC.search(text)
-        if not a:
-            return False
+        if not a:  # the message cut after "is free" (a title, a one-line paste): a GPU left with < 2% free is full
+            return _bytes(req, 1) > free and cap > 0 and free <= 0.02 * cap
         alloc = _bytes(a, 1)
         u = _OOM_UNALLOC.search(text)
         unalloc = _bytes(u, 1) if u else 0.0

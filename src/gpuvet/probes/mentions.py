@@ -56,7 +56,7 @@ IMAGE_RE = re.compile(r"(?<![\w./-])(?:docker\.io/)?rocm/([a-z0-9._-]+):(?:rocm-
 TORCH_VER = r"(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?(?:\+(?:rocm|cu|cpu|xpu)[\w.]*)?)"
 WHEEL_RE = re.compile(r"(?<![\w-])(torch|torchvision|torchaudio|jaxlib|tensorflow_rocm|tensorflow)-"
                       r"(\d+\.\d+\.\d+[\w.]*(?:(?:\+|%2B)[\w.]+)?)-cp\d+-[\w]+-(?:linux|manylinux)[\w.]*\.whl")
-PKG_LINE_RE = re.compile(r"^(?:\[(?:pip3?|conda)\]\s+)?(torch|pytorch|torchvision|torchaudio)(?:\s*==\s*|\s+)" + TORCH_VER
+PKG_LINE_RE = re.compile(r"^(?:\[(?:pip3?|conda)\]\s+|- )?(torch|pytorch|torchvision|torchaudio)(?:\s*==\s*|\s+)" + TORCH_VER
                          + r"(?:\s+(?:pypi_0|py[\w.]+|[\w.]+_0|<pip>)\s+\S+)?\s*$")
 VERSION_PRINT_RE = re.compile(r"^\s*" + TORCH_VER + r"\s+(\d+\.\d+\.\d+-[0-9a-f]+|\d+\.\d+\.\d+|\d+\.\d+|None)\s*$")
 LONE_TORCH_RE = re.compile(r"^\s*(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?\+(?:rocm|cu)[\w.]+)\s*$")
@@ -82,6 +82,8 @@ SYSMOD_VALUE_RE = re.compile(r"^\s*(\d+\.\d+\.\d+[\d.]*)\s*$")
 # torch.version.hip printed alone ("6.0.32830-d62f6a171"), or at a REPL ("'6.0.32830-d62f6a171'")
 HIP_PRINT_RE = re.compile(r"^\s*['\"]?(\d+\.\d+\.\d{4,6}(?:-[0-9a-f]+)?)['\"]?\s*$")
 HIP_CMD_RE = re.compile(r"torch\.version\.hip\b")
+# `hipconfig --version` (or `hipconfig -v`) echoed as a command, its output (5.6.31062 or 5.6.31062-hash) on the next line
+HIPCONFIG_CMD_RE = re.compile(r"(?:^|[\s$#>])hipconfig(?:\s+--version|\s+-v)\s*$")
 # The GPU as the frameworks and apps print it (each regex is the print statement's shape):
 # ComfyUI / Fooocus model_management: "Device: cuda:0 AMD Radeon RX 6600 : native"
 DEV_COMFY_RE = re.compile(r"^Device: (?:cuda|hip):(\d+) (.+?) : (?:native|cudaMallocAsync|[\w.-]+)\s*$")
@@ -278,6 +280,11 @@ def parse_mentions(text: str, source: str) -> list[Row]:
         if m and any(HIP_CMD_RE.search(p) and "__version__" not in p for p in lines[max(0, i - 2):i]):
             hip = m.group(1)
             add(("torch-hip", hip), _torch_row("", f"{source} line {n} (torch.version.hip: {hip})", hip=hip))
+        if m and i and HIPCONFIG_CMD_RE.search(lines[i - 1].strip()):
+            hip = m.group(1)
+            add(("hip", hip.split("-")[0]), row("runtimes", f"{source} line {n} (hipconfig --version: {hip})",
+                                                vendor="amd", name="hip-runtime", version=hip.split("-")[0],
+                                                origin="pasted"))
         if "libamdhip64.so" in line and "=>" in line:
             m = LDD_HIP_RE.match(raw)
             if m:
@@ -441,7 +448,7 @@ _ANY = re.compile(r"/opt/rocm-\d|roc-\d|\.info/version|^[a-z0-9.+-]+/[\w,.-]+ \S
                   r"|^(?:rocm-core|hip-runtime-amd|amdgpu-dkms)[-.]|^Package:[ \t]*(?:rocm|hip|amdgpu|miopen|rocblas|libamdhip)"
                   r"| VERSION: \d|amdgpu\.ko|modinfo amdgpu|/sys/module/amdgpu/version|libamdhip64\.so"
                   r"|^Device: (?:cuda|hip):\d|, gfx[0-9a-f]+|, compute capability \d|GcnArchName|gpu_type=gfx|library=rocm|gcnArchName"
-                  r"|^[ \t]*Name:[ \t]+gfx|HSA_OVERRIDE_GFX_VERSION", re.M)
+                  r"|^[ \t]*Name:[ \t]+gfx|HSA_OVERRIDE_GFX_VERSION|hipconfig", re.M)
 
 
 def rows_for(text: str, source: str) -> Iterable[Row]:

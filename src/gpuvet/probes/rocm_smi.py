@@ -95,7 +95,10 @@ def parse_amd_smi(text: str, source: str) -> list[Row]:
     rows: list[Row] = []
     m = re.search(r"ROCm version:\s*([0-9][0-9.]*)", t)
     if m:
-        rows.append(row("runtimes", source, vendor="amd", name="rocm", version=m.group(1),
+        # where it was read: the line of a longer paste (a report quotes both versions with their lines)
+        where = (f"{source} line {t.count(chr(10), 0, m.start()) + 1} (amd-smi version: ROCm version: {m.group(1)})"
+                 if "\n" in t.strip() else source)
+        rows.append(row("runtimes", where, vendor="amd", name="rocm", version=m.group(1),
                         origin="pasted" if source.startswith("<") else "system"))
     m = re.search(r"amdgpu version:\s*([0-9][0-9.]*)", t)
     if m:
