@@ -19,8 +19,8 @@ Two uses (issue 9's speed work must change no answer and bring a case under 0.3 
 
 The cases are the TUNING_DIRS of tools/train_fallback.py; bench/incidents-new4/frozen is refused.
 
-    .venv/bin/python bench/diagnose_cases.py --out /tmp/before.json
-    .venv/bin/python bench/diagnose_cases.py --compare /tmp/before.json
+    /tmp/before/bench/diagnose_cases.py --out /tmp/before.json DIRS...  # the other tree's own copy, same DIRS
+    .venv/bin/python bench/diagnose_cases.py --compare /tmp/before.json DIRS...
     .venv/bin/python bench/diagnose_cases.py --cli --every 4 --src /tmp/before/src --src src --md OUT.md
 """
 from __future__ import annotations
@@ -142,6 +142,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     dirs = args.dirs or [str(ROOT / d) for d in tf.TUNING_DIRS if (ROOT / d).is_dir()]
     cases = cv.load_cases(dirs)[:: max(1, args.every)]
+    if args.src and not args.cli:  # incident_cv / train_fallback put this tree's src first on sys.path
+        ap.error("--src needs --cli: in-process runs this tree's code (run the other tree's own copy of this "
+                 "script, with the same case directories, for its reference)")
     srcs: list[str | None] = [str(Path(s).resolve()) for s in args.src] or [None]
     if args.cli:
         for src in srcs:  # compiled once, as an installed package is

@@ -230,6 +230,13 @@ def _rare(c: str) -> bool:
     return not (c.islower() or c in " .,-")
 
 
+_BOILERPLATE = ('  File "', '", line ', ", in ", "Traceback (most recent call last):")
+
+
+def _boilerplate(window: str) -> bool:
+    return any(window in b for b in _BOILERPLATE)
+
+
 def _counter_like(window: str) -> bool:
     """No letter, and a run of three digits."""
     return not any(c.isalpha() for c in window) and any(window[i:i + 3].isdigit() for i in range(len(window) - 2))
@@ -244,7 +251,9 @@ def key_of(anchor: str) -> str:
     starts = [i for i in range(len(anchor) - KEY_LEN + 1) if any(_rare(c) for c in anchor[i:i + KEY_LEN])]
     # not a number among punctuation where the anchor offers a window with a letter: ': 999' (of 'cudart init
     # failure: 999') is what step counters and metrics print ('iter: 9990'), on line after line
-    worded = [i for i in starts if not _counter_like(anchor[i:i + KEY_LEN])]
+    # nor a piece of what every Python traceback frame line prints ('", li' of 'cache.py", line ': every frame
+    # of a deep traceback was a candidate line)
+    worded = [i for i in starts if not _counter_like(anchor[i:i + KEY_LEN]) and not _boilerplate(anchor[i:i + KEY_LEN])]
     starts = worded or starts
     if not starts:  # plain words: 8 characters from the least common letter on
         n = min(8, len(anchor))
@@ -330,7 +339,7 @@ class Catalog:
 # tools/gen_signature_index.py; tests/test_signature_index.py fails while it is stale).  A catalog whose patterns
 # the index does not describe (a stale index, a test's own signatures) is routed by computing it here: slower,
 # never different.  Change ROUTING when the key rules change.
-ROUTING = "keys/3"
+ROUTING = "keys/4"
 
 
 def index_digest(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[str]) -> str:
