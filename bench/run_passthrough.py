@@ -1,8 +1,10 @@
 """`gpuvet run` against the bare command, in the same run: pass-through throughput, overhead on log-heavy
 jobs (writing to /dev/null and to a regular file), and the CPU time gpuvet itself spends.
 
-    python bench/run_passthrough.py --quick --name h200   # the closing-run command (est. ~40 s idle: 26.6 s on the H200 before the file rows)
-    python bench/run_passthrough.py [--mb 512] [--lines 1000000] [--repeat 5] [--out bench/results] [--name X]
+    python bench/run_passthrough.py --quick --name h200   # the closing-run command (50.0 s on the H200 with 3 repeats
+                                                          # of every row; est. ~62 s with 7 of the block-buffered rows)
+    python bench/run_passthrough.py [--mb 512] [--lines 1000000] [--repeat 5] [--log-repeat 9] [--out bench/results] [--name X]
+    python bench/run_passthrough.py --quick --compare ../other-checkout/src   # A/B: the other's `gpuvet run` too
 
 Cases (each child exits 0, so no bundle or diagnosis is made: this measures the pass-through itself, gpuvet's
 start-up included; with the default 8M --log-cap every case overflows the cap, so the middle goes through
@@ -24,8 +26,10 @@ the ``cmd | cat`` row's).  ``file``: a regular file (truncated before every run)
 goes (``> train.log``, Slurm's --output, nohup).  The ``| cat > /dev/null`` row runs the job once into the
 cheapest pipe reader, for what any pipe costs.
 
-Bare and wrapped runs alternate, ``--repeat`` times; medians are reported.  overhead = (wrapped - bare) / bare
-wall time.  CPU seconds come from wait4() of the process tree; the job reports its own CPU (getrusage at its
+Bare and wrapped runs alternate, ``--repeat`` times (``--log-repeat``, default at least 7, for the block-buffered log
+rows: short runs, where 3 repeats gave -27.7 % and +20.8 % for the same row on the same machine); medians are
+reported, and the spread of each wrapped run's overhead against the bare run just before it.  overhead = (wrapped -
+bare) / bare wall time.  CPU seconds come from wait4() of the process tree; the job reports its own CPU (getrusage at its
 end), so the tree's CPU splits into the job's and gpuvet's (gpuvet's Python process plus its grep prefilter
 of the middle).  The machine, CPU count and load average (before and after) are printed and recorded: on a
 loaded machine the runs compete for the cores with everyone else, and the wall times say more about the load

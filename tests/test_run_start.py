@@ -90,3 +90,27 @@ def test_command_not_found_and_not_executable(tmp_path):
                            timeout=60, env=_env(), cwd=tmp_path)
         assert p.returncode == 127 and word in p.stderr, p.stderr
     assert sorted(os.listdir(tmp_path)) == ["job.sh"]
+
+
+def test_successful_long_run_stops_grep_and_leaves_nothing_behind(tmp_path):
+    """A job that exits 0 after overflowing --log-cap: grep (the middle's prefilter) is stopped rather than waited
+    for, every byte still passes, and no pattern file or grep process outlives gpuvet."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    job = ("import sys\nw = sys.stdout.write\n"
+           "for i in range(300000): w('[rank0] step %d | loss 2.5 | lr 3.0e-04\\n' % i)\n")
+    p = subprocess.run([PY, "-m", "gpuvet", "run", "--no-here", "--log-cap", "64k", "--", PY, "-c", job],
+                       capture_output=True, timeout=120, env=_env(TMPDIR=str(tmp)), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count(b"\n") == 300000 and p.stdout.endswith(b"step 299999 | loss 2.5 | lr 3.0e-04\n")
+    assert os.listdir(tmp) == []  # the prefilter's pattern file is gone
+    assert sorted(os.listdir(tmp_path)) == ["tmp"]  # no bundle for a success
+    stray = []
+    for pid in (d for d in os.listdir("/proc") if d.isdigit()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if str(tmp).encode() in fh.read():
+                    stray.append(pid)
+        except OSError:
+            continue
+    assert stray == [], stray  # no grep left reading a pattern file under our TMPDIR
