@@ -41,7 +41,7 @@ def test_shipped_model_is_small_built_from_tuning_data_only():
     assert path.stat().st_size < 300 * 1024
     doc = json.loads(path.read_text(encoding="utf-8"))
     dirs = doc["trained_on"]["dirs"]
-    assert dirs and all("new4/frozen" not in d and "new4-frozen" not in d for d in dirs), dirs
+    assert dirs and all("new5/frozen" not in d and "new5-frozen" not in d for d in dirs), dirs
     assert sum(dirs.values()) == doc["trained_on"]["cases"] >= 400
     model = learned.load()
     assert model is not None and "none" in model.classes and 0.3 <= model.abstain < 1

@@ -44,9 +44,10 @@ def test_rank_uses_fallback_only_when_nothing_else_applies():
     novel = "Traceback (most recent call last):\n  File \"x.py\", line 3\nOSError: libroctx64.so.4: cannot open shared object file: No such file or directory"
     sc = Scanner(build_catalog([], PREFILTER_PATTERNS))  # as if no signature knew this wording
     sc.feed_text(novel)
-    d = rank(sc.result)
+    d = rank(sc.result, learned=None)  # the vocabulary fallback alone (the learned model is tests/test_learned_fallback.py's)
     assert [x.cause for x in d][:1] == ["runtime-mismatch"] and d[0].signatures == ["fallback"]
     assert d[0].confidence <= MAX_CONFIDENCE and d[0].evidence[0]["line"] == 3
+    assert [x.cause for x in rank(sc.result)][:1] == ["runtime-mismatch"]  # the shipped model, if it reads it, agrees
     # a user-code error: nothing is blamed, the fallback stays silent
     user = "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x512 and 256x10)"
     assert rank(scan(user)) == []
