@@ -23,9 +23,15 @@ ENV = {"NO_COLOR": "1", "PATH": os.environ.get("PATH", "")}
 CUDA_ERR = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
 
 
+def _default_signals():  # however the suite was started (nohup, `&` in a script): gpuvet starts with defaults
+    for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, signal.SIG_DFL)
+
+
 def gpuvet_proc(args, **kw):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"), GPUVET_NO_CACHE="1")
     env.update(kw.pop("env", {}))
+    kw.setdefault("preexec_fn", _default_signals)
     return subprocess.Popen([PY, "-m", "gpuvet", "run", *args], env=env, **kw)
 
 
@@ -166,6 +172,28 @@ def test_signals_are_forwarded_to_the_child(tmp_path, sig, mode, status):
     assert b"and passed it on" in err
     assert not _alive(child)
     assert not (tmp_path / "b").exists()  # the user stopped it: no bundle
+
+
+def test_a_signal_ignored_on_entry_stays_ignored(tmp_path):
+    """`nohup gpuvet run -- job`: SIGHUP was ignored before gpuvet started, so neither gpuvet nor the job dies of
+    it (as the job alone would not); a signal that was not ignored is still forwarded."""
+    def hup_ignored():
+        _default_signals()
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    pidf = tmp_path / "pid"
+    p = gpuvet_proc(["--no-here", "--bundle", str(tmp_path / "b"), "--", PY, "-c", CHILD, str(pidf), "default"],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={"GPUVET_RUN_GRACE": "1"},
+                    preexec_fn=hup_ignored)
+    child = int(_wait_for(pidf))
+    time.sleep(0.3)
+    p.send_signal(signal.SIGHUP)
+    time.sleep(1.5)  # longer than the grace period: a forwarded SIGHUP would have ended both by now
+    assert p.poll() is None and _alive(child)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert not _alive(child)
 
 
 def test_stdout_closed_child_runs_to_completion(tmp_path):

@@ -13,7 +13,8 @@ unwritable working directory) it goes to ``$XDG_STATE_HOME/gpuvet/crash/``.
 
 Signals: SIGINT, SIGTERM and SIGHUP sent to gpuvet are forwarded to the child's process group; the child
 gets ``grace`` seconds to exit, then the group is killed.  gpuvet then exits with the child's status
-(128+N for a signal N), writes no bundle (the user stopped the job) and leaves no process behind.
+(128+N for a signal N), writes no bundle (the user stopped the job) and leaves no process behind.  A signal
+that was ignored when gpuvet started (``nohup``, a background job of a script) stays ignored, as for the job alone.
 
 The exit status is always the child's: its own code; 128+N when signal N ended it; 124 when gpuvet
 stopped it after ``timeout``; 127 when it could not be started.  Closed or broken standard streams
@@ -601,6 +602,8 @@ class _Forwarder:
         if threading.current_thread() is threading.main_thread():
             for sig in FORWARDED:
                 try:
+                    if signal.getsignal(sig) == signal.SIG_IGN:
+                        continue  # ignored on entry (nohup, a background job): stays ignored, as for the job alone
                     self.old[sig] = signal.signal(sig, self._handle)
                 except (ValueError, OSError):
                     pass
