@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from gpuvet.app.env import Environment
 
+from .argv import scan
 from .policy import emit, make_policy
 
 FAIL_ON = ("info", "warning", "error", "critical", "never")
@@ -28,6 +29,7 @@ _FLAGS = {"--verbose": "verbose", "-v": "verbose", "--stack": "stack", "--quiet"
           "--statistics": "statistics", "--show-fixes": "show_fixes"}
 _VALUES = {"--format": "fmt", "-f": "fmt", "--fail-on": "fail_on", "--python": "python"}
 _MULTI = {"--from": "sources", "--select": "select", "--ignore": "ignore"}
+_MULTI_KEYS = frozenset(_MULTI.values())
 
 
 def parse_check_argv(argv: Sequence[str], environ: Mapping[str, str]) -> dict[str, Any] | None:
@@ -37,32 +39,17 @@ def parse_check_argv(argv: Sequence[str], environ: Mapping[str, str]) -> dict[st
         return None
     from gpuvet.render import formats
 
+    pairs = scan(argv[1:], _FLAGS, {**_VALUES, **_MULTI})
+    if pairs is None:
+        return None
     params = dict(DEFAULTS)
     multi: dict[str, list[str]] = {}
-    args = list(argv[1:])
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        if arg in _FLAGS:
-            params[_FLAGS[arg]] = True
-            continue
-        name, eq, value = arg.partition("=")
-        if not name.startswith("--"):
-            name, eq = arg, ""  # a short option takes its value from the next word only (no -fjson here)
-        if name not in _VALUES and name not in _MULTI:
+    for key, value in pairs:
+        if key is None:  # no plain word without positional=True; kept for the type
             return None
-        if not eq:
-            if i >= len(args):
-                return None  # Click: "requires an argument"
-            value = args[i]
-            i += 1
-        if value.startswith("-") and value != "-":
-            return None  # Click would take it as the value; leave such words to Click
-        if name in _MULTI:
-            multi.setdefault(_MULTI[name], []).append(value)
+        if key in _MULTI_KEYS:
+            multi.setdefault(key, []).append(str(value))
             continue
-        key = _VALUES[name]
         if key == "fmt" and value not in formats():
             return None
         if key == "fail_on" and value not in FAIL_ON:

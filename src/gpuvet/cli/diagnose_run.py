@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 from gpuvet.app.env import Environment
 from gpuvet.model import ExitCode
 
+from .argv import scan
 from .policy import emit
 
 # the parameters of the ``diagnose`` command, with Click's defaults
@@ -31,33 +32,19 @@ def parse_diagnose_argv(argv: Sequence[str], environ: Mapping[str, str]) -> dict
         return None
     from gpuvet.render import formats
 
+    pairs = scan(argv[1:], _FLAGS, _VALUES, positional=True)
+    if pairs is None:
+        return None
     params = dict(DEFAULTS)
-    args = list(argv[1:])
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        if arg in _FLAGS:
-            params[_FLAGS[arg]] = True
-            continue
-        if arg == "-" or not arg.startswith("-"):  # the one FILE (``-``: standard input)
+    for key, value in pairs:
+        if key is None:  # the one FILE (``-``: standard input)
             if params["log"] is not None:
                 return None  # Click: "Got unexpected extra argument"
-            params["log"] = arg
-            continue
-        name, eq, value = arg.partition("=")
-        if not name.startswith("--"):
-            name, eq = arg, ""  # a short option takes its value from the next word only (no -fjson here)
-        if name not in _VALUES:
+            params["log"] = value
+        elif key == "fmt" and value not in formats():
             return None
-        if not eq:
-            if i >= len(args):
-                return None  # Click: "requires an argument"
-            value = args[i]
-            i += 1
-        if value not in formats():
-            return None
-        params[_VALUES[name]] = value
+        else:
+            params[key] = value
     if params["log"] is None:
         return None  # no FILE: Click's path says what is missing
     return params
