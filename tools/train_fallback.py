@@ -38,8 +38,9 @@ TUNING_DIRS = [
     "bench/incidents-new3/frozen",  # scored once (bench/results/incidents-new3-frozen-first-score.*), tuning data since
     "bench/incidents-new4/tuning",
     "bench/incidents-new4/frozen",  # scored once (bench/results/incidents-new4-frozen-first-score.*), tuning data since
+    "bench/incidents-new5/tuning",  # day 5 (gathered today; its frozen half is HELD_OUT)
 ]
-HELD_OUT = "bench/incidents-new5/frozen"  # the next held-out half (not gathered yet): scored once, by the lead, never trained or tuned on
+HELD_OUT = "bench/incidents-new5/frozen"  # the next held-out half (gathered on day 5): scored once, by the lead, never trained or tuned on
 MIN_DF = 2
 EPOCHS = 40
 L2 = 1e-2
