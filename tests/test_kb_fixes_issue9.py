@@ -66,3 +66,19 @@ def test_a_named_gpu_still_needs_the_arch_list():
     torch, rocm = lines[0]
     doc = run_cli(["compat", "--torch", torch, "--rocm", rocm, "--gpu", "MI210", "--format", "json"]).json()
     assert doc["verdict"] == "unknown" and "arch list" in " ".join(doc["verdict_reasons"]), doc["verdict_reasons"]
+
+
+@pytest.mark.parametrize("tv, outcome", [("0.29.0", "failed"), ("0.29.1", "passed")])
+def test_torchvision_pin_of_2_14_1(tv, outcome):
+    """torchvision 0.29.0's wheel requires torch==2.14.0, so it refuses the latest 2.14 patch; 0.29.1 admits it
+    (both wheels' METADATA).  Same minor release, so only the exact pin can tell."""
+    doc = run_cli(["compat", "--torch", "2.14.1", "--cuda", "13.0", "--package", f"torchvision=={tv}",
+                   "--format", "json"]).json()
+    f = next(f for f in doc["findings"] if f["code"] == "PKG100")
+    assert f["outcome"] == outcome, f
+    if outcome == "failed":
+        assert "torch==2.14.0" in f["title"] and "0.29.1" in " ".join(x["text"] for x in f["fixes"]), f
+    pasted = run_cli(["check", "--from", "-", "--format", "json"],
+                     stdin=f"Package     Version\n----------- -------\ntorch       2.14.1+cu130\n"
+                           f"torchvision {tv}+cu130\n").json()
+    assert next(f for f in pasted["findings"] if f["code"] == "PKG100")["outcome"] == outcome
