@@ -46,8 +46,10 @@ DECISIVE = 0.9
 STACK_WORDS = re.compile(GPU_WORDS.pattern + r"|\b(?:roc|hip|miopen|rccl|amdgpu|kfd|hsa|gfx|tensile|cu[a-z]*|nvcc|ptx|sm_\d"
                          r"|triton|inductor|xformers|bitsandbytes|flash|vllm|jax|xla|tensorflow|onnx|tensorrt|llama|ggml"
                          r"|ollama|torch|deepspeed|apex|kernel|driver|lib\w+\.so|\.dll|compil|ninja|gcc|clang|nvml|amdgcn|wavefront"
-                         r"|radeon|instinct|\bMI\d{3}|\bRX ?\d{3,4}|xtx|core dumped|docker|container|podman|\bgid\b|render|video"
-                         r"|\b[RG]TX ?\d{3,4}|geforce|quadro|tesla|\b[AHB]100\b|\b[HB]200\b)", re.I)
+                         r"|radeon|instinct|\bMI\d{3}|\bRX ?\d{3,4}|xtx|core dumped|docker|container|podman|\bgid\b|render|video)", re.I)
+# ... and NVIDIA's GPUs by name (a separate, word-anchored pattern: each alternative more in STACK_WORDS costs every
+# character of every line it reads)
+NVIDIA_GPU_WORDS = re.compile(r"\b(?:[RG]TX ?\d{3,4}(?:ti)?|geforce|quadro|tesla|[AHB]100|[HB]200)\b", re.I)
 
 
 # Fix shown when a signature's alternative/contextual reading names another cause than its own: the
@@ -374,7 +376,8 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
     elif (not by_cause and LEARNED_TENTATIVE and p_none < LEARNED_TENTATIVE_NONE_BELOW
           and readings[0].anchor >= LEARNED_TENTATIVE_ANCHOR
           and (LEARNED_TENTATIVE_PROSE or lm.model_lines(scan.error_lines))
-          and (not LEARNED_TENTATIVE_STACK_WORDS or any(STACK_WORDS.search(t) for _n, t in err))):
+          and (not LEARNED_TENTATIVE_STACK_WORDS
+               or any(STACK_WORDS.search(t) or NVIDIA_GPU_WORDS.search(t) for _n, t in err))):
         # nothing else reads this error: the likeliest causes, each below any confident reading
         top_p = readings[0].probability
         speak = [(r, LEARNED_TENTATIVE_WEIGHT * (r.probability / top_p) ** 0.5)
