@@ -7,7 +7,10 @@ model, which was trained on these very cases: optimistic).  Both are tuned-on nu
 from these cases too.  ``--compare OLD.json`` prints the cases whose rules-only top-1 changed.
 bench/incidents-new5/frozen is refused (incident_cv.load_cases).
 
-    .venv/bin/python bench/nonamd_score.py [--json OUT] [--compare OLD.json] [--platform cuda] [DIR ...]
+    .venv/bin/python bench/nonamd_score.py [--json OUT] [--compare OLD.json] [--platform cuda] [--src TREE/src] [DIR ...]
+
+``--src`` scores another tree's code (a checkout of main for a before/after): incident_cv puts this tree's src/
+first on sys.path, so PYTHONPATH alone does not reach it.
 """
 from __future__ import annotations
 
@@ -31,9 +34,17 @@ def main(argv=None) -> int:
     ap.add_argument("--json", dest="json_out")
     ap.add_argument("--compare")
     ap.add_argument("--platform", default="!rocm", help="platform to keep; '!rocm' (default) keeps all but ROCm")
+    ap.add_argument("--src", help="the src/ directory of the tree to score (default: this one)")
     args = ap.parse_args(argv)
+    if args.src:
+        for m in [m for m in sys.modules if m == "gpuvet" or m.startswith("gpuvet.")]:
+            del sys.modules[m]
+        sys.path.insert(0, str(Path(args.src).resolve()))
     dirs = args.dirs or [str(ROOT / d) for d in tf.TUNING_DIRS if (ROOT / d).is_dir()]
+    import gpuvet
     from gpuvet.logs.rank import rank
+
+    print(f"scoring {Path(gpuvet.__file__).parent}")
 
     def keep(p):
         return p != "rocm" if args.platform == "!rocm" else p == args.platform
