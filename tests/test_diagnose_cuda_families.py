@@ -94,3 +94,35 @@ def test_a_user_data_error_claims_the_workload_symptoms_after_it():
     assert ranked(blas + "IndexError: index out of range in self\n") == []
     # a weak user-code signal (any ValueError) does not silence a stack message
     assert ranked(blas + "ValueError: bad value\n")[:1] == ["memory-allocator"]
+
+
+def test_tensorrt_release_without_this_sm_is_gpu_arch():
+    trt = ("[E] [TRT] 1: [caskUtils.cpp::trtSmToCask::147] Error Code 1: Internal Error (Unsupported SM: 0x809)\n"
+           "[E] Engine could not be created from network\n")
+    assert ranked(trt)[:1] == ["gpu-arch-unsupported"]
+    assert "gpu-arch-unsupported" not in ranked("[E] Engine could not be created from network\n")
+
+
+def test_the_drivers_jit_linker_rejecting_newer_ptx_is_an_old_driver_not_the_toolchain():
+    numba = ("numba.cuda.cudadrv.driver.LinkerError: [222] Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR "
+             "ptxas application ptx input, line 9; fatal : Unsupported .version 7.3; current version is '7.1'\n")
+    assert ranked(numba)[:1] == ["driver-too-old"]
+    # ptxas of a toolkit refusing PTX (no driver link involved) stays a toolchain problem
+    ptxas = ("ptxas /tmp/tmpafhfmeeh.ptx, line 5; fatal   : Unsupported .version 8.6; current version is '8.5'\n"
+             "ptxas fatal   : Ptx assembly aborted due to errors\n")
+    assert ranked(ptxas)[:1] == ["toolchain"]
+
+
+def test_windows_extension_procedure_not_found_is_extension_abi():
+    proc = "ImportError: DLL load failed while importing exllamav2_ext: The specified procedure could not be found.\n"
+    assert ranked(proc)[:1] == ["extension-abi"]
+    module = "ImportError: DLL load failed while importing exllamav2_ext: The specified module could not be found.\n"
+    assert ranked(module)[:1] != ["extension-abi"]
+
+
+def test_shared_tmp_triton_cache_and_paddle_dynload():
+    lock = "PermissionError: [Errno 13] Permission denied: '/tmp/triton/d645ef562cfc8f31ab6c7b88eccac0f6.lock'\n"
+    assert ranked(lock)[:1] == ["kernel-cache-db"]
+    assert "kernel-cache-db" not in ranked("PermissionError: [Errno 13] Permission denied: '/data/out.csv'\n")
+    paddle = "RuntimeError: (PreconditionNotMet) Cannot load cudnn shared library. Cannot invoke method cudnnGetVersion.\n"
+    assert ranked(paddle)[:1] == ["runtime-mismatch"]
