@@ -126,3 +126,14 @@ def test_shared_tmp_triton_cache_and_paddle_dynload():
     assert "kernel-cache-db" not in ranked("PermissionError: [Errno 13] Permission denied: '/data/out.csv'\n")
     paddle = "RuntimeError: (PreconditionNotMet) Cannot load cudnn shared library. Cannot invoke method cudnnGetVersion.\n"
     assert ranked(paddle)[:1] == ["runtime-mismatch"]
+
+
+def test_a_cuda_library_symbol_of_another_release_is_a_runtime_mismatch():
+    nvjit = ("ImportError: /venv/lib/python3.10/site-packages/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: "
+             "undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12\n")
+    assert ranked(nvjit)[:1] == ["runtime-mismatch"]
+    nccl = "OSError: /venv/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclMemFree\n"
+    assert ranked(nccl)[:1] == ["runtime-mismatch"]
+    # an extension built against another torch is its own ABI problem
+    ext = "ImportError: flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
+    assert ranked(ext)[:1] != ["runtime-mismatch"]
