@@ -16,6 +16,7 @@ the CLI reads); no Rich, so the path users run is as fast as ``--format json``.
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any, Iterable, Sequence
 
@@ -40,6 +41,43 @@ TABLE_WORDS = {"framework_builds": "framework build", "gpu_devices": "GPUs", "dr
                "extensions": "compiled extensions"}
 
 
+_AFTER_SLASH = re.compile(r"[^/]*(?:/+|$)")
+_AFTER_SEP = re.compile(r"[^_.,:=-]*(?:[_.,:=-]+|$)")
+
+
+def _pieces(word: str, room: int) -> list[str]:
+    """A word too long for a line (a path, a URL, a mangled symbol) split after each '/' (a piece still too
+    long: after '_', '.', ':', '-', ...) so it wraps at a separator, not mid-name; a run without one longer
+    than the line is cut at the line's length, as before."""
+    out: list[str] = []
+    for p in (m.group(0) for m in _AFTER_SLASH.finditer(word) if m.group(0)):
+        for q in ([p] if len(p) <= room else [m.group(0) for m in _AFTER_SEP.finditer(p) if m.group(0)]):
+            while len(q) > room:
+                out.append(q[:room])
+                q = q[room:]
+            if q:
+                out.append(q)
+    return out
+
+
+class _Wrapper(textwrap.TextWrapper):
+    """textwrap's, but a word longer than a line becomes its pieces (chunks with no space between them:
+    they pack on a line as one word would and the line breaks between two of them)."""
+
+    def _split(self, text: str) -> list[str]:
+        room = max(8, self.width - len(self.subsequent_indent))
+        return [p for chunk in super()._split(text)
+                for p in (_pieces(chunk, room) if len(chunk) > room and not chunk.isspace() else [chunk])]
+
+
+def wrap(text: str, width: int, indent: int = 0, hang: int = 2) -> list[str]:
+    """``text`` wrapped to ``width`` (first line indented ``indent``, the others ``hang``) at spaces; a word
+    longer than a line breaks after a path separator, never inside a name when it holds one."""
+    w = _Wrapper(width=width, initial_indent=" " * indent, subsequent_indent=" " * hang,
+                 break_long_words=True, break_on_hyphens=False)
+    return w.wrap(text) or [" " * indent]
+
+
 class _Out:
     def __init__(self, width: int, color: bool):
         self.width = max(40, int(width or 80))
@@ -57,10 +95,7 @@ class _Out:
              first: str = "") -> None:
         """Wrap ``text`` to the width; ``first`` is an unstyled prefix-free lead already in text."""
         hang = indent + 2 if hang is None else hang
-        wrapped = textwrap.wrap(text, width=self.width, initial_indent=" " * indent,
-                                subsequent_indent=" " * hang, break_long_words=True,
-                                break_on_hyphens=False) or [" " * indent]
-        for w in wrapped:
+        for w in wrap(text, self.width, indent, hang):
             self.lines.append(self.style(w, code))
 
     def text(self) -> str:
@@ -82,8 +117,9 @@ def render_terminal(report: Report, color: bool = False, width: int = 80, verbos
         out.para(f"! {i.get('source')}: {i.get('note') or 'not recognised'}; left out", code="33")
     if skipped_inputs:
         out.blank()
+    shown_input = str(report.meta.get("input") or "") if is_ranked(report) else ""
     for f in order_failed(report.findings, is_ranked(report)):
-        _finding(out, f)
+        _finding(out, f, shown_input=shown_input)
     _notes(out, report)
     unknown = [f for f in report.findings if f.outcome is Outcome.UNKNOWN]
     if verbose:
@@ -186,29 +222,76 @@ def verdict_text(report: Report) -> str:
     return text
 
 
-def _finding(out: _Out, f: Finding, brief: bool = False) -> None:
+def short_source(src: str, shown_input: str, lines_shown: set[int]) -> str:
+    """Where a diagnosis's fact was read, said once: the diagnosed input's own path left out ("line 42 (...)"
+    rather than "crash.log line 42 (...)", "collect_env" for "crash.log (collect_env)"), and the quoted
+    line dropped when that line is already drawn above as evidence ("line 49")."""
+    if not shown_input:
+        return src
+    parts = []
+    for part in src.split("; "):
+        if part == f"{shown_input} (collect_env)":
+            part = "collect_env"
+        elif part.startswith(f"{shown_input} line "):
+            part = part[len(shown_input) + 1:]
+        m = re.match(r"line (\d+) \(", part)
+        if m and part.endswith(")") and int(m.group(1)) in lines_shown:
+            part = f"line {m.group(1)}"
+        parts.append(part)
+    return "; ".join(parts)
+
+
+def short_why(f: Finding) -> str:
+    """A diagnosis's why without its first reason when that is the title drawn just above it (the ranker's
+    why repeats it: "Only cause the text points at. <title>."); --format json keeps the whole text."""
+    why, _, tail = f.why, *f.title.partition("): ")[1:]
+    if not tail or tail not in why:
+        return why
+    for full, short in ((f"points at. {tail}.", "points at."), (f"points at. {tail}; ", "points at. Also: "),
+                        (f"because {tail} — this fact explains the error", "because the fact above explains the error"),
+                        (f"because {tail}.", "because of the above."), (f"because {tail}; ", "because of the above; "),
+                        (f" Supported by: {tail}.", ""), (f"Supported by: {tail}; ", "Also supported by: ")):
+        why = why.replace(full, short)
+    return why.strip()
+
+
+def _finding(out: _Out, f: Finding, brief: bool = False, shown_input: str = "") -> None:
     style = SEV_STYLE[f.severity] if f.outcome is Outcome.FAILED and not f.acknowledged else "2"
-    head = f"{mark(f)} {f.code} {f.name} [{f.severity.name.lower()}]"
+    head = f"{mark(f)} {f.code} {f.name} [{severity_label(f)}]"
     if f.acknowledged:
         head += f" (acknowledged: {f.acknowledged})"
     out.para(head, code=style, hang=4)
     out.para(f.title, indent=2)
     if brief:
         return
-    if f.why:
-        out.para(f"why: {f.why}", indent=2, hang=4, code="2")
-    for src, items in _grouped_evidence(f):
+    why = short_why(f) if shown_input else f.why
+    if why:
+        out.para(f"why: {why}", indent=2, hang=4, code="2")
+    groups = _grouped_evidence(f)
+    lines_shown = {e.line for _, items in groups for e in items if e.line}
+    for src, items in groups:
         for e in items:
             where = f"line {e.line}: " if e.line else ""
             out.para(f"· {where}{e.text}", indent=2, hang=4)
         if src and not any(src.split(" (")[0] in e.text for e in items):
-            out.para(f"(read from {src})", indent=4, hang=6, code="2")
+            out.para(f"(read from {short_source(src, shown_input, lines_shown)})", indent=4, hang=6, code="2")
     for x in f.fixes:
         tag = x.applicability.value + (", root" if x.needs_root else "") + (", reboot" if x.needs_reboot else "")
-        out.para(f"fix [{tag}]: {x.text}", indent=2, hang=4, code="32")
-        if x.command and x.command not in x.text:
+        text = x.text
+        if x.command and text.endswith(x.command) and text[: -len(x.command)].rstrip().endswith(":"):
+            text = text[: -len(x.command)].rstrip()  # the command on its own "$" line, whole, to copy
+        out.para(f"fix [{tag}]: {text}", indent=2, hang=4, code="32")
+        if x.command and x.command not in text:
             out.para(f"$ {x.command}", indent=4, hang=6, code="32")
     out.blank()
+
+
+def severity_label(f: Finding) -> str:
+    """The bracketed word of a finding's head: its severity, or for a diagnosis drawn as a warning (a tentative
+    reading, confidence 0.3 or less: app.diagnose.TENTATIVE) "low confidence", which is what it means."""
+    if f.name.startswith("diagnosis-") and f.severity is Severity.WARNING:
+        return "low confidence"
+    return f.severity.name.lower()
 
 
 def _grouped_evidence(f: Finding, limit: int = 8) -> list[tuple[str, list]]:
