@@ -12,7 +12,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from gpuvet.model import Finding, Outcome, Report, Severity
 
-from .terminal import order_failed, unknown_lines, verdict_text
+from .terminal import is_ranked, order_failed, unknown_lines, verdict_text
 
 
 def _body(f: Finding) -> str:
@@ -24,7 +24,7 @@ def render_junit(report: Report, **_: Any) -> str:
     usable = report.extra.get("usable")
     verdict = report.extra.get("verdict")
     head = usable.get("text", "") if usable else (f"Verdict: {verdict_text(report)}" if verdict else "")
-    ran = order_failed(report.findings) + [f for f in report.findings if f.outcome is Outcome.PASSED]
+    ran = order_failed(report.findings, is_ranked(report)) + [f for f in report.findings if f.outcome is Outcome.PASSED]
     unknown = [f for f in report.findings if f.outcome is Outcome.UNKNOWN]
     reasons = unknown_lines(report, unknown) if unknown else []
     cases: list[str] = []

@@ -12,7 +12,7 @@ from typing import Any
 from gpuvet.model import Outcome, Report, Severity
 
 from .stack import stack_lines
-from .terminal import order_failed, short_stack, tally, unknown_lines, verdict_text
+from .terminal import is_ranked, order_failed, short_stack, tally, unknown_lines, verdict_text
 
 ICON = {Outcome.FAILED: "❌", Outcome.UNKNOWN: "❔", Outcome.PASSED: "✅", Outcome.SKIPPED: "➖"}
 SEV_ICON = {Severity.CRITICAL: "❌", Severity.ERROR: "❌", Severity.WARNING: "⚠️", Severity.INFO: "ℹ️"}
@@ -36,7 +36,7 @@ def render_markdown(report: Report, verbose: bool = False, stack: bool = False, 
     for i in report.meta.get("inputs") or []:
         if not i.get("recognised"):
             out += [f"> ⚠️ `{_cell(i.get('source'))}`: {_cell(i.get('note') or 'not recognised')}; left out", ""]
-    failed = order_failed(report.findings)
+    failed = order_failed(report.findings, is_ranked(report))
     if failed:
         out += [f"## Findings ({len(failed)})", ""]
     elif report.findings and report.command not in ("diagnose", "run"):
@@ -58,6 +58,12 @@ def render_markdown(report: Report, verbose: bool = False, stack: bool = False, 
                 tag = x.applicability.value + (", root" if x.needs_root else "") + (", reboot" if x.needs_reboot else "")
                 cmd = f": `{x.command}`" if x.command and x.command not in x.text else ""
                 out.append(f"- {_cell(x.text)}{cmd} [{tag}]")
+        out.append("")
+    notes = [n for n in report.extra.get("notes") or [] if isinstance(n, dict)]
+    if notes:  # diagnose: what the facts explain without being a cause
+        out += ["## Notes", ""]
+        out += [f"- ℹ️ `{_cell(n.get('code', ''))}` {_cell(n.get('title', ''))}" +
+                (f" *{_cell(n['why'])}*" if n.get("why") else "") for n in notes]
         out.append("")
     unknown = [f for f in report.findings if f.outcome is Outcome.UNKNOWN]
     if unknown:

@@ -82,8 +82,9 @@ def render_terminal(report: Report, color: bool = False, width: int = 80, verbos
         out.para(f"! {i.get('source')}: {i.get('note') or 'not recognised'}; left out", code="33")
     if skipped_inputs:
         out.blank()
-    for f in order_failed(report.findings):
+    for f in order_failed(report.findings, is_ranked(report)):
         _finding(out, f)
+    _notes(out, report)
     unknown = [f for f in report.findings if f.outcome is Outcome.UNKNOWN]
     if verbose:
         for f in unknown:
@@ -132,10 +133,19 @@ def mark(f: Finding) -> str:
     return SEV_MARK[f.severity] if f.outcome is Outcome.FAILED else MARK[f.outcome]
 
 
-def order_failed(findings: Iterable[Finding]) -> list[Finding]:
-    """Failed findings as every renderer shows them: unacknowledged first, most severe first, by code."""
+def order_failed(findings: Iterable[Finding], ranked: bool = False) -> list[Finding]:
+    """Failed findings as every renderer shows them: unacknowledged first, most severe first, by code.
+    ``ranked`` (diagnose, run: the findings are causes in the order the ranker put them): that order, so
+    the first cause drawn is the verdict's, never a more severe but less likely one."""
     failed = [f for f in findings if f.outcome is Outcome.FAILED]
+    if ranked:
+        return failed
     return sorted(failed, key=lambda f: (bool(f.acknowledged), -int(f.severity), f.code))
+
+
+def is_ranked(report: Report) -> bool:
+    """A report whose findings are ranked causes (diagnose, run's diagnosis)."""
+    return "diagnoses" in report.extra
 
 
 def tally(findings: Sequence[Finding], by_severity: bool = False) -> list[str]:
@@ -251,6 +261,18 @@ def unknown_lines(report: Report, unknown: Sequence[Finding]) -> list[str]:
 
 def _n(k: int) -> str:
     return f"{k} check{'s' if k != 1 else ''}"
+
+
+def _notes(out: _Out, report: Report) -> None:
+    """diagnose's notes: what the facts explain without being a cause (rocminfo's Runtime Version 1.1 is
+    the HSA API, not a ROCm release), drawn like a check's information finding."""
+    for n in report.extra.get("notes") or []:
+        if not isinstance(n, dict):
+            continue
+        out.para(f"i {n.get('code', '')} {n.get('title', '')}".rstrip(), code="36", hang=4)
+        if n.get("why"):
+            out.para(f"why: {n['why']}", indent=2, hang=4, code="2")
+        out.blank()
 
 
 # -- diagnose's causes (when a renderer of diagnose hands them over) --------------------------------
