@@ -23,7 +23,8 @@ bare command and ``gpuvet run`` always writing to the same one:
 ``null``: /dev/null, where a write(2) costs next to nothing: a floor no real job runs at, and no wrapper can
 match on a job that writes line by line, because the job's writes then go into a pipe (its per-write cost is
 the ``cmd | cat`` row's).  ``file``: a regular file (truncated before every run), where a batch job's log
-goes (``> train.log``, Slurm's --output, nohup).  The ``| cat > /dev/null`` row runs the job once into the
+goes (``> train.log``, Slurm's --output, nohup): there the job under ``gpuvet run`` writes straight into the file
+too (gpuvet reads it back), so its own cost is the bare job's.  The ``| cat > /dev/null`` row runs the job once into the
 cheapest pipe reader, for what any pipe costs.
 
 Bare and wrapped runs alternate, ``--repeat`` times (``--log-repeat``, default at least 7, for the block-buffered log
@@ -353,8 +354,8 @@ def _markdown(doc: dict, a: argparse.Namespace) -> str:
             + head + "\n".join(rows) + "\n\n"
             "The overhead is the wrapped runs' median against the bare runs' median; the runs column gives the spread "
             "of the overhead of each wrapped run against the bare run just before it.  The job's CPU is what it reported "
-            "itself (getrusage at its end): under `gpuvet run` it writes into a pipe instead of the sink, which costs it "
-            "more than /dev/null and less than a file.  gpuvet's CPU = the wrapped tree's CPU minus the job's (for the "
+            "itself (getrusage at its end): under `gpuvet run` it writes into a pipe instead of /dev/null (which costs it "
+            "more), and straight into the file sink, as bare (gpuvet reads the file back).  gpuvet's CPU = the wrapped tree's CPU minus the job's (for the "
             "blocks and `true`: minus the bare tree's).\n")
 
 
