@@ -77,7 +77,7 @@ HINTS: dict[str, str] = {
     "ort-amd-provider-wanted": r"Specified provider .(?:ROCM|MIGraphX)ExecutionProvider. is not in available provider names",
     "ort-nvidia-providers": r"Available providers: '[^']*(?:CUDA|Tensorrt|TensorRT)ExecutionProvider",
     # an AMD GPU as users name it in prose ("AMD GPU not recognized", "my AMD card")
-    "amd-gpu-said": r"\bAMD (?:GPU|[Gg]raphics [Cc]ard|[Cc]ard|video card)s?\b",
+    "amd-gpu-said": r"\bAMD (?:GPU|[Gg]raphics [Cc]ard|[Cc]ard|video card)s?\b|(?i:\b(?:on|an|my|with) amd gpus?\b)",
     # the reporter says the machine has no GPU or that they want the CPU (a CUDA call in their code is then theirs)
     "no-gpu-stated": r"(?i:\bI (?:don'?t|do not) have (?:a |an |any )?(?:NVIDIA |CUDA |dedicated )?(?:GPU|graphics card)"
                      r"|\b(?:my|this) (?:machine|laptop|computer|PC|server) (?:has no|does not have an?|doesn'?t have an?) (?:NVIDIA |CUDA )?GPU"
