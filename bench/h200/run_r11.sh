@@ -49,12 +49,12 @@ for src in "$BASE" "$PWD/src"; do for sink in /dev/null /tmp/failsink.log; do
 done; done
 echo "failure path wall=$(since $t0)s" >> $S; cat $D/failure.txt >> $S
 # 3. the run tests under this machine's Python
-t0=$(t); PYTHONPATH=/tmp/site:$PWD/src timeout 60 python3 -m pytest -q -p no:cacheprovider tests/test_run_start.py \
+t0=$(t); PYTHONPATH=/tmp/site:$PWD/src timeout 45 python3 -m pytest -q -p no:cacheprovider tests/test_run_start.py \
   tests/test_run_fast.py tests/test_run_cmd.py tests/test_run_robust.py tests/test_run_pipe.py tests/test_run_file.py > $D/pytest-run.txt 2>&1
 echo "pytest run tests rc=$? wall=$(since $t0)s: $(tail -1 $D/pytest-run.txt)" >> $S
 # 4. what slows the bench's job beside gpuvet: its own CPU into /dev/null alone, with grep (the middle's prefilter)
 #    busy on another core (plain, and nice +10), into `| cat`; and a pipe reader's strategies (pipe_reader.py)
-t0=$(t); timeout 30 python3 - > $D/contention.txt 2>&1 <<'EOF'
+t0=$(t); timeout 25 python3 - > $D/contention.txt 2>&1 <<'EOF'
 import os, resource, statistics, subprocess, sys, time
 sys.path.insert(0, "src")
 from gpuvet.app.run import middle_patterns
@@ -90,7 +90,7 @@ for k, xs in res.items():
 print("load", os.getloadavg())
 EOF
 echo "contention rc=$? wall=$(since $t0)s" >> $S; cat $D/contention.txt >> $S
-t0=$(t); REPS=3 timeout 25 python3 bench/h200/pipe_reader.py $LINES "bare;64k-pipe,1M-read,nocoal;1M-pipe,1M-read,4ms(current);1M-pipe,1M-read,nocoal" > $D/pipes.txt 2>&1
+t0=$(t); REPS=3 timeout 20 python3 bench/h200/pipe_reader.py $LINES "bare;64k-pipe,1M-read,nocoal;1M-pipe,1M-read,4ms(current);1M-pipe,1M-read,nocoal" > $D/pipes.txt 2>&1
 echo "pipes rc=$? wall=$(since $t0)s" >> $S; cat $D/pipes.txt >> $S
 uptime >> $S
 cat $S
