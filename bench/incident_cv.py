@@ -87,6 +87,46 @@ def fold_of(case, k):
     return hashlib.sha256((case.get("source") or case["id"]).encode()).digest()[0] % k
 
 
+def strength(scan, rules_diags) -> str:
+    """How the rules' first cause stands: ``fact`` (a check finding that explains the error), ``decisive`` (a specific
+    signature of weight >= DECISIVE), ``weak`` (any other signature or fact), ``vocabulary`` (only the layer
+    vocabulary), ``silent`` (nothing named)."""
+    from gpuvet.logs import rank as R
+    from gpuvet.model import Severity
+
+    if not rules_diags:
+        return "silent"
+    top = rules_diags[0]
+    if any(c.kind == "fact" and c.weight >= R.FACT_EXPLAINS[Severity.WARNING] for c in top.contributions):
+        return "fact"
+    for c in top.contributions:
+        if c.kind in ("signature", "context") and c.ref in scan.matches:
+            sig = scan.matches[c.ref][0].signature
+            if sig.weight >= R.DECISIVE and not sig.generic:
+                return "decisive"
+    return "vocabulary" if top.contributions[0].kind == "fallback" else "weak"
+
+
+def disagreement(rows):
+    """Per strength of the rules' first cause: how often the rules' / the model's own / the combined first cause is
+    right, and how often exactly one of the rules and the model is."""
+    def right(truth, top):
+        return (top in (None, "none")) if truth == "none" else top == truth
+
+    out = {}
+    for st in ("fact", "decisive", "weak", "vocabulary", "silent"):
+        rs = [r for r in rows if r["strength"] == st]
+        if not rs:
+            continue
+        rr = [right(r["truth"], (r["rules"] or [None])[0]) for r in rs]
+        mr = [right(r["truth"], r["model_top"]) for r in rs]
+        out[st] = {"cases": len(rs), "rules_right": sum(rr), "model_right": sum(mr),
+                   "combined_right": sum(r["top1"] for r in rs),
+                   "rules_wrong_model_right": sum((not a) and b for a, b in zip(rr, mr)),
+                   "rules_right_model_wrong": sum(a and not b for a, b in zip(rr, mr))}
+    return out
+
+
 def summarise(rows):
     n = len(rows)
     out = {"cases": n, "top1": sum(r["top1"] for r in rows) / n, "top3": sum(r["top3"] for r in rows) / n,
@@ -136,6 +176,15 @@ def markdown(doc) -> str:
     for st, v in doc["rules"]["per_set"].items():
         cells = [f"{doc[m]['per_set'][st]['top1']:.1%} / {doc[m]['per_set'][st]['top3']:.1%}" for m in modes]
         lines.append(f"| {st} | {v['cases']} | " + " | ".join(cells) + " |")
+    if "loso_by_rules_strength" in doc:
+        lines += ["", "Leave-one-set-out, by the strength of the rules' first cause (`fact`: a finding that explains the "
+                  "error; `decisive`: a specific signature of weight >= 0.9; `weak`: any other; `vocabulary`: only the "
+                  "layer vocabulary; `silent`: nothing named). `model` is the left-out-set model's own first reading:",
+                  "", "| rules' first cause | cases | rules right | model right | combined right | rules wrong, model "
+                  "right | rules right, model wrong |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for st, v in doc["loso_by_rules_strength"].items():
+            lines.append(f"| {st} | {v['cases']} | {v['rules_right']} | {v['model_right']} | {v['combined_right']} | "
+                         f"{v['rules_wrong_model_right']} | {v['rules_right_model_wrong']} |")
     lines += ["", "Per cause (top-1 hits / cases):", "", "| cause | " + " | ".join(modes) + " |",
               "|---|" + "---:|" * len(modes)]
     for c in doc["rules"]["per_cause_top1"]:
@@ -193,14 +242,18 @@ def main(argv=None):
                     continue
                 scan, fs = analysed[i]
                 causes = [d.cause for d in rank(scan, fs, learned=model)]
+                rules = rank(scan, fs, learned=None)
                 h1, h3 = hit(labels[i], causes)
                 loso_rows.append({"id": case["id"], "set": st, "platform": case.get("platform"), "truth": labels[i],
-                                  "predicted": causes[:3], "top1": h1, "top3": h3})
+                                  "predicted": causes[:3], "top1": h1, "top3": h3,
+                                  "rules": [d.cause for d in rules[:3]], "strength": strength(scan, rules),
+                                  "model_top": model.read(examples[i], limit=1)[0].cause})
     doc = {"k": args.k, "grouping": "sha256(source URL) mod k", "dirs": [os.path.relpath(d, ROOT) for d in dirs],
            "extra_training_examples": len(extra), "analyse_s_per_case": round(t_an / len(cases), 3),
            "rules": summarise(results["rules"]), "rules+model": summarise(results["rules+model"])}
     if loso_rows:
         doc["rules+model loso"] = summarise(loso_rows)
+        doc["loso_by_rules_strength"] = disagreement(loso_rows)
     for mode in [m for m in ("rules", "rules+model", "rules+model loso") if m in doc]:
         s = doc[mode]
         print(f"{mode:12s} cases {s['cases']}  top-1 {s['top1']:.1%}  top-3 {s['top3']:.1%}  "

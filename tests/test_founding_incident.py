@@ -18,10 +18,13 @@ SKEW_FORMS = ["collect_env.txt", "ci_commands.txt", "info_version.txt", "apt_lis
               "pip_show_apt_show.txt", "hip_print_modinfo_ls.txt", "ldd_libtorch_hip.txt", "pip_freeze_dpkg_summary.txt",
               # day 4 (d10r): amd-smi / rocm-smi versions, /opt/rocm-5.6.1 paths under a traceback, a Dockerfile's FROM
               # under a nightly install, a conda env export beside hipconfig --version
-              "amd_smi_rocm_smi.txt", "traceback_opt_rocm.txt", "dockerfile_from.txt", "conda_env_export.txt"]
+              "amd_smi_rocm_smi.txt", "traceback_opt_rocm.txt", "dockerfile_from.txt", "conda_env_export.txt",
+              # day 5 (d11r): Arch's pacman -Q, RHEL's rpm -qa and dnf list installed, hipconfig --full, env | grep ROCM
+              "pacman_q.txt", "rpm_qa.txt", "dnf_list.txt", "hipconfig_full.txt", "env_rocm_path.txt"]
 # the same shapes with the framework built for the installed ROCm: nothing may call them a skew
 CONSISTENT_FORMS = ["consistent_amd_smi_rocm_smi.txt", "consistent_traceback_opt_rocm.txt",
-                    "consistent_dockerfile_from.txt", "consistent_conda_env_export.txt"]
+                    "consistent_dockerfile_from.txt", "consistent_conda_env_export.txt",
+                    "consistent_pacman_q.txt", "consistent_rpm_qa.txt", "consistent_hipconfig_full.txt"]
 
 
 def _text(name: str) -> str:
@@ -74,6 +77,28 @@ def test_day4_forms_give_both_versions_with_their_lines():
     assert "hipconfig --version" in conda[("runtimes", "hip-runtime", "5.6.31062")]
     # a version printed without the hipconfig command above it is no HIP version
     assert not [r for r in parse_mentions("$ echo done\n5.6.31062\n", "x") if r.get("name") == "hip-runtime"]
+
+
+def test_day5_forms_say_where_the_system_release_was_read():
+    def sources(fname):
+        facts = parse_report(_text(fname), fname)
+        return {(r.get("name"), r.get("version")): r.source for r in facts.table("runtimes")}
+
+    assert "line 3 (installed package rocm-core 5.6.1" in sources("pacman_q.txt")[("rocm", "5.6.1")]
+    assert "line 2 (installed package rocm-core 5.6.1.50601" in sources("rpm_qa.txt")[("rocm", "5.6.1")]
+    assert "line 4 (installed package rocm-core 5.6.1.50601" in sources("dnf_list.txt")[("rocm", "5.6.1")]
+    hc = sources("hipconfig_full.txt")[("rocm", "5.6.1")]  # HIP_PATH (line 5) or ROCM_PATH (line 6) of the output
+    assert ("line 5 " in hc or "line 6 " in hc) and "/opt/rocm-5.6.1" in hc, hc
+    hc_rows = parse_mentions(_text("hipconfig_full.txt"), "h")  # and hipconfig's own parser, on its own, too
+    from gpuvet.probes.hip import parse_hipconfig
+    own = [r.source for r in parse_hipconfig(_text("hipconfig_full.txt"), "h") if r.table == "runtimes"]
+    assert own == ["h line 6 (hipconfig: ROCM_PATH : /opt/rocm-5.6.1)"], (own, hc_rows)
+    # pacman's "name version-pkgrel" only for the ROCm packages, and only as a whole line
+    assert not [r for r in parse_mentions("python-numpy 1.26.4-1\nI run rocm-core 5.6.1-1 maybe\n", "x")
+                if r.get("name") == "rocm"]
+    # the live probe's source stays the command (no line of a pasted text)
+    live = [r for r in parse_hipconfig(_text("hipconfig_full.txt"), "/opt/rocm/bin/hipconfig --full") if r.table == "runtimes"]
+    assert [r.source for r in live] == ["/opt/rocm/bin/hipconfig --full"]
 
 
 def test_each_form_gives_its_own_facts():

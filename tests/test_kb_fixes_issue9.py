@@ -38,3 +38,47 @@ def test_gpu_specific_known_issue_does_not_make_gpu_less_description_unknown():
     assert bld106["outcome"] == "passed" and "GPU-specific" in bld106["title"]
     doc = run_cli(["compat", "--torch", "2.9.1", "--rocm", "6.4", "--gpu", "gfx906", "--format", "json"]).json()
     assert next(f for f in doc["findings"] if f["code"] == "BLD106")["outcome"] == "failed"
+
+
+def _rocm_lines():
+    out = []
+    for r in q.torch_releases(kb.load()):
+        for v in r.variants:
+            if v.kind == "rocm" and v.version:
+                out.append((r.latest or r.version, v.version, v.arch is not None))
+    return out
+
+
+@pytest.mark.parametrize("torch, rocm, has_arch", _rocm_lines())
+def test_gpu_less_description_is_not_unknown_for_want_of_an_arch_list(torch, rocm, has_arch):
+    """Which GPU targets a wheel line carries only matters for a GPU: a description naming none is judged on
+    what it names (issue 9), never 'not known' because the KB lacks that line's arch list."""
+    doc = run_cli(["compat", "--torch", torch, "--rocm", rocm, "--format", "json"]).json()
+    reasons = " ".join(doc.get("verdict_reasons", []))
+    assert "arch list" not in reasons, (doc["verdict"], reasons)
+    assert doc["verdict"] != "unknown" or reasons, doc
+
+
+def test_a_named_gpu_still_needs_the_arch_list():
+    lines = [(t, r) for t, r, has in _rocm_lines() if not has]
+    if not lines:
+        pytest.skip("every ROCm wheel line of the KB has its arch list")
+    torch, rocm = lines[0]
+    doc = run_cli(["compat", "--torch", torch, "--rocm", rocm, "--gpu", "MI210", "--format", "json"]).json()
+    assert doc["verdict"] == "unknown" and "arch list" in " ".join(doc["verdict_reasons"]), doc["verdict_reasons"]
+
+
+@pytest.mark.parametrize("tv, outcome", [("0.29.0", "failed"), ("0.29.1", "passed")])
+def test_torchvision_pin_of_2_14_1(tv, outcome):
+    """torchvision 0.29.0's wheel requires torch==2.14.0, so it refuses the latest 2.14 patch; 0.29.1 admits it
+    (both wheels' METADATA).  Same minor release, so only the exact pin can tell."""
+    doc = run_cli(["compat", "--torch", "2.14.1", "--cuda", "13.0", "--package", f"torchvision=={tv}",
+                   "--format", "json"]).json()
+    f = next(f for f in doc["findings"] if f["code"] == "PKG100")
+    assert f["outcome"] == outcome, f
+    if outcome == "failed":
+        assert "torch==2.14.0" in f["title"] and "0.29.1" in " ".join(x["text"] for x in f["fixes"]), f
+    pasted = run_cli(["check", "--from", "-", "--format", "json"],
+                     stdin=f"Package     Version\n----------- -------\ntorch       2.14.1+cu130\n"
+                           f"torchvision {tv}+cu130\n").json()
+    assert next(f for f in pasted["findings"] if f["code"] == "PKG100")["outcome"] == outcome

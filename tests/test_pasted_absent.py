@@ -66,3 +66,33 @@ def test_settle_asks_only_for_what_is_missing():
     cmds = commands_to_settle("driver-too-old", facts, {"nvidia"})
     assert [c["command"] for c in cmds] == ["nvidia-smi"]
     assert commands_to_settle("driver-too-old", facts, {"nvidia"}, decided=True) == []
+
+
+def _collapsed(tmp_path, name: str) -> str:
+    p = tmp_path / name
+    p.write_text((FOUNDING / name).read_text(encoding="utf-8"), encoding="utf-8")
+    r = run_cli(["check", "--from", str(p)], environ={"NO_COLOR": "1", "COLUMNS": "80"})
+    text = r.out.replace("\n  ", " ")
+    [line] = [x for x in text.splitlines() if x.startswith("? ") and "paste the output of" in x]
+    return line
+
+
+def test_the_collapsed_line_asks_only_for_this_vendors_commands_not_yet_shown(tmp_path):
+    """An AMD paste is not asked for nvidia-smi, nvcc or /dev/nvidia*, nor for the output it already holds
+    (hipcc's banner in the CI commands, collect_env's report itself)."""
+    ci = _collapsed(tmp_path, "ci_commands.txt")
+    assert "rocminfo" in ci and "ls -l /dev/kfd /dev/dri" in ci, ci
+    for other in ("nvidia-smi", "nvcc", "/dev/nvidia", "hipcc --version"):
+        assert other not in ci, (other, ci)
+    env = _collapsed(tmp_path, "collect_env.txt")
+    assert "torch.utils.collect_env" not in env and "nvidia-smi" not in env and "rocminfo" in env, env
+    assert "hipcc --version" in env  # collect_env shows no hipcc
+
+
+def test_an_nvidia_paste_is_not_asked_for_amd_tools(tmp_path):
+    r = run_cli(["check", "--from", str(ROOT / "tests/fixtures/real/h200-cuda13/nvidia-smi.txt")],
+                environ={"NO_COLOR": "1", "COLUMNS": "80"})
+    flat = " ".join(r.out.split())
+    assert "paste the output of" in flat and "pip list" in flat
+    assert "rocminfo" not in flat and "/dev/kfd" not in flat and "hipcc" not in flat, flat
+    assert "nvidia-smi" not in flat.split("paste the output of")[1].split(";")[0]  # it is the text itself

@@ -135,7 +135,9 @@ def build_facts(desc: Description, kb: Any) -> tuple[Facts, list[str]]:
             targets = list(variant.arch) + [f"compute_{p[3:]}" for p in variant.ptx]
             targets_source = (f"KB torch_releases: official torch {release.version} {variant.name} wheel line "
                               f"({variant.source})")
-        elif variant is not None and release is not None and variant.kind in ("cuda", "rocm"):
+        elif variant is not None and release is not None and variant.kind in ("cuda", "rocm") and desc.gpu:
+            # which targets the line carries matters only for a GPU: a description naming none is not
+            # "not known" for want of the line's arch list (issue 9)
             gaps.append(f"the KB has no verified arch list for torch {release.version} {variant.name}")
         facts.add([row("framework_builds", SOURCE, name="torch", version=torch_version, cuda=cuda, hip=hip,
                        debug=False, git_version="", channel=channel, targets=targets, targets_source=targets_source,

@@ -728,13 +728,13 @@ def gpu_target_missing_from_official_wheel(ctx: Context):
     if variant is None:
         yield Unknown(f"the KB records no {kind or 'GPU'} wheel line of torch {release.version} matching {version}")
         return
-    if variant.arch is None:
-        yield Unknown(f"the KB has no verified arch list for torch {release.version} {variant.name}")
-        return
     vendor = "nvidia" if variant.kind == "cuda" else "amd" if variant.kind == "rocm" else ""
     gpus = [g for g in ctx.facts.table("gpu_devices") if g.get("vendor") in (vendor, None, "")]
-    if not gpus:
+    if not gpus:  # the targets matter only for a GPU: no GPU, no need of the arch list
         yield Skip(f"no {vendor or 'matching'} GPU")
+        return
+    if variant.arch is None:
+        yield Unknown(f"the KB has no verified arch list for torch {release.version} {variant.name}")
         return
     ok = []
     for g in gpus:

@@ -58,8 +58,13 @@ def companion_built_for_other_torch(ctx: Context):
     for name in present:
         r = pkgs[name]
         have = str(r.get("version", ""))
-        # 1. the companion's own requirement on torch (exact pins in official wheels)
-        for req in r.get("requires", []) or []:
+        # 1. the companion's own requirement on torch (exact pins in official wheels); without its metadata
+        # (a pasted pip list, a compat description), the KB's record of that wheel's Requires-Dist
+        reqs = list(r.get("requires", []) or [])
+        pin = None if reqs else q.extension_pin(ctx.kb, name, have)
+        if pin is not None:
+            reqs = [f"torch{pin['torch']}"]
+        for req in reqs:
             rq = parse_requirement(req)
             if rq is None:
                 continue
@@ -68,7 +73,9 @@ def companion_built_for_other_torch(ctx: Context):
                 yield Fail(f"{name} {have} requires torch{rq[1]} but torch {version} is installed",
                            why=f"{name} {have} was built against another torch release; its compiled operators "
                                "do not load, or load and misbehave, with this one.",
-                           evidence=[ev(r, f"{name} {have}: Requires-Dist {req}"), ev(build, f"torch {version}")],
+                           evidence=[ev(r, f"{name} {have}: Requires-Dist {req}" +
+                                        (f" (KB companions, {pin['source']})" if pin is not None else "")),
+                                     ev(build, f"torch {version}")],
                            fixes=[_companion_fix(release, _variant(release, build, version) if release else None,
                                                  name, version)])
                 break

@@ -330,10 +330,12 @@ def manylinux_glibc(kb: Any, tag: str) -> str | None:
 
 
 def extension_pin(kb: Any, package: str, version: Any) -> dict[str, Any] | None:
-    """The companions entry (torch specifier) of one extension release, or None."""
+    """The companions entry (torch specifier) of one extension release, or None.  A local tag (an index's
+    ``+cu130`` build of that release) is the same release."""
     v = parse_version(version)
     for e in kb.table("companions"):
-        if e.get("package") == package and v is not None and parse_version(e.get("version")) == v:
+        w = parse_version(e.get("version"))
+        if e.get("package") == package and v is not None and w is not None and (w == v or w.public == v.public):
             return e
     return None
 

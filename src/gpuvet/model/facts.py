@@ -245,6 +245,17 @@ SUPPLIED_BY: dict[str, str] = {
     "extensions": "gpuvet check on the machine",
     "kernel_libraries": "gpuvet check on the machine",
 }
+# The same, when the facts name one GPU vendor only: an AMD paste is not asked for nvidia-smi or nvcc.
+SUPPLIED_BY_VENDOR: dict[tuple[str, str], str] = {
+    ("gpu_devices", "amd"): "rocminfo",
+    ("gpu_devices", "nvidia"): "nvidia-smi",
+    ("drivers", "amd"): "dkms status",
+    ("drivers", "nvidia"): "nvidia-smi",
+    ("compilers", "amd"): "hipcc --version",
+    ("compilers", "nvidia"): "nvcc --version",
+    ("device_nodes", "amd"): "ls -l /dev/kfd /dev/dri",
+    ("device_nodes", "nvidia"): "ls -l /dev/nvidia*",
+}
 
 
 @record(frozen=True)

@@ -80,7 +80,11 @@ def parse_hipconfig(text: str, source: str) -> list[Row]:
     if rocm_path:
         mv = re.search(r"rocm-(\d+\.\d+(?:\.\d+)?)", rocm_path.group(1))
         if mv:
-            rows.append(row("runtimes", source, vendor="amd", name="rocm", version=mv.group(1),
+            # pasted text: say where the tree was read (the live probe's source is the command itself)
+            n = next((i for i, ln in enumerate(text.splitlines(), 1) if ln.lstrip().startswith("ROCM_PATH")), 0)
+            where = (source if source.endswith(" --full") or not n else
+                     f"{source} line {n} (hipconfig: ROCM_PATH : {rocm_path.group(1)})")
+            rows.append(row("runtimes", where, vendor="amd", name="rocm", version=mv.group(1),
                             path=rocm_path.group(1).rstrip("/"),
                             origin="pasted" if source.startswith("<") else "system"))
     return rows

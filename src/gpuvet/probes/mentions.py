@@ -3,7 +3,7 @@
 A bug report rarely holds a whole ``collect_env``.  What it does hold are fragments that name a release
 as plainly: a ROCm tree in a path (``/opt/rocm-5.6.1/share/miopen/db/...``, ``InstalledDir:
 /opt/rocm-5.6.1/llvm/bin``), AMD clang's banner (``roc-5.6.1``), ``cat /opt/rocm/.info/version``,
-``ls /opt``, ``apt list --installed`` / ``rpm -qa`` lines of ROCm packages, ``dkms status``, a container
+``ls /opt``, ``apt list --installed`` / ``rpm -qa`` / ``pacman -Q`` lines of ROCm packages, ``dkms status``, a container
 image tag (``rocm/pytorch:rocm5.6_ubuntu20.04_py3.8_pytorch_2.0.1``), a wheel file name or a ``pip list``
 / ``conda list`` / ``pip freeze`` line with ``+rocm5.7``, the output of ``python -c "import torch;
 print(torch.__version__, torch.version.hip)"``, a lone ``rocminfo | grep "Runtime Version"``.
@@ -47,6 +47,9 @@ APT_RE = re.compile(r"^([a-z0-9][a-z0-9.+-]*)/[\w,.-]+ (\S+) (?:amd64|arm64|all|
 # rpm -qa / dnf list installed: "rocm-core-5.6.1.50601-93.el9.x86_64", "rocm-core.x86_64  5.6.1.50601-93.el9  @rocm"
 RPM_RE = re.compile(r"^(rocm-core|hip-runtime-amd|amdgpu-dkms)-(\d+\.\d+\.\d+\.\d+)-\S+\.(?:x86_64|noarch|aarch64)\s*$")
 DNF_RE = re.compile(r"^(rocm-core|hip-runtime-amd|amdgpu-dkms)\.(?:x86_64|noarch)\s+(?:\d+:)?(\d+\.\d+\.\d+\.\d+)-\S+")
+# pacman -Q (Arch, CachyOS, Manjaro: ROCm packaged with the release as its version): "rocm-core 5.6.1-1",
+# "hip-runtime-amd 5.6.1-1"
+PACMAN_RE = re.compile(r"^(rocm-core|hip-runtime-amd)\s+(\d+\.\d+\.\d+)-\d+(?:\.\d+)?\s*$")
 # dkms status: "amdgpu/6.1.5-1609671.22.04, 5.15.0-92-generic, x86_64: installed" (older dkms: "amdgpu, 5.18.13-...")
 DKMS_RE = re.compile(r"^amdgpu(?:/|, )(\d+\.\d+\.\d+)-[\w.~-]+, (\S+), (\S+): installed")
 # container images: rocm/pytorch:rocm5.6_ubuntu20.04_py3.8_pytorch_2.0.1, rocm/dev-ubuntu-22.04:5.6.1,
@@ -207,6 +210,11 @@ def parse_mentions(text: str, source: str) -> list[Row]:
         if m:
             apt_pkgs.setdefault(m.group(1), m.group(2) + "-0")
             apt_line.setdefault(m.group(1), n)
+        elif line.startswith(("rocm-core ", "hip-runtime-amd ")):
+            m = PACMAN_RE.match(line)
+            if m:
+                apt_pkgs.setdefault(m.group(1), m.group(2) + "-0")
+                apt_line.setdefault(m.group(1), n)
         if line.startswith("amdgpu"):
             m = DKMS_RE.match(line)
             if m:

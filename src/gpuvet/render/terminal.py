@@ -19,7 +19,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Iterable, Sequence
 
-from gpuvet.model import SUPPLIED_BY, Finding, Outcome, Report, Severity
+from gpuvet.model import SUPPLIED_BY, SUPPLIED_BY_VENDOR, Finding, Outcome, Report, Severity
 
 from .stack import stack_lines
 
@@ -239,8 +239,9 @@ def unknown_lines(report: Report, unknown: Sequence[Finding]) -> list[str]:
     if not_shown:
         fs = not_shown[""]
         tables = list(dict.fromkeys(t for f in fs for t in f.missing))
-        cmds = [c for c in dict.fromkeys(SUPPLIED_BY.get(t, "") for t in tables) if c and not c.startswith("gpuvet")]
         facts = report.facts
+        cmds = _commands_to_paste(facts, tables) if pasted else \
+            [c for c in dict.fromkeys(SUPPLIED_BY.get(t, "") for t in tables) if c and not c.startswith("gpuvet")]
         absent = [t for t in tables if facts is None or facts.status(t) != "ok"]
         thin = [t for t in tables if t not in absent]
         words = lambda ts: ", ".join(TABLE_WORDS.get(t, t.replace("_", " ")) for t in ts)  # noqa: E731
@@ -257,6 +258,47 @@ def unknown_lines(report: Report, unknown: Sequence[Finding]) -> list[str]:
         codes = ", ".join(f.code for f in fs[:4]) + (", …" if len(fs) > 4 else "")
         lines.append(f"? {_n(len(fs))} could not run ({codes}): {reason}")
     return lines
+
+
+def _vendors(facts: Any) -> set[str]:
+    """The GPU vendors the facts name (framework build variant, runtimes, GPUs, drivers)."""
+    out: set[str] = set()
+    for b in facts.table("framework_builds"):
+        if b.get("variant") == "rocm" or b.get("hip"):
+            out.add("amd")
+        elif b.get("variant") == "cuda" or b.get("cuda"):
+            out.add("nvidia")
+    for t in ("runtimes", "gpu_devices", "drivers"):
+        out.update(v for v in (r.get("vendor") for r in facts.table(t)) if v in ("amd", "nvidia"))
+    return out
+
+
+def _already_shown(facts: Any, command: str) -> bool:
+    """The pasted text already holds this command's output: asking for it again settles nothing."""
+    rows = [r for t in ("gpu_devices", "drivers", "runtimes", "compilers", "framework_builds", "packages", "os_info")
+            for r in facts.table(t)]
+    if command == "python -m torch.utils.collect_env":
+        return any("(collect_env)" in r.source for r in rows)
+    if command == "hipcc --version":
+        return any(r.get("name") in ("hipcc", "hipconfig") for r in facts.table("compilers"))
+    if command == "nvcc --version":
+        return any(r.get("name") == "nvcc" for r in facts.table("compilers"))
+    if command in ("nvidia-smi", "rocminfo"):
+        return any(command in r.source for t in ("gpu_devices", "drivers") for r in facts.table(t))
+    return False
+
+
+def _commands_to_paste(facts: Any, tables: Sequence[str]) -> list[str]:
+    """What to paste for these tables: this vendor's command when the facts name one vendor, never one whose
+    output the text already holds."""
+    vendors = _vendors(facts) if facts is not None else set()
+    vendor = next(iter(vendors)) if len(vendors) == 1 else ""
+    cmds = []
+    for t in tables:
+        c = SUPPLIED_BY_VENDOR.get((t, vendor), SUPPLIED_BY.get(t, ""))
+        if c and not c.startswith("gpuvet") and not (facts is not None and _already_shown(facts, c)):
+            cmds.append(c)
+    return list(dict.fromkeys(cmds))
 
 
 def _n(k: int) -> str:
