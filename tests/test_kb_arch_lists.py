@@ -33,11 +33,30 @@ def test_rocm_wheel_arch_lists_are_sourced(release, line, arch, source):
     assert source in v.source and v.source.startswith("https://github.com/")
 
 
-@pytest.mark.parametrize("release, line", [("2.6", "rocm6.2.4"), ("2.8", "rocm6.3"), ("2.8", "rocm6.4"),
-                                           ("2.9", "rocm6.3"), ("2.9", "rocm6.4")])
+def _note(release: str, line: str) -> str:
+    [e] = [e for e in kb.load().table("torch_releases") if e["version"] == release]
+    [v] = [v for v in e["variants"] if v["name"] == line]
+    return str(v.get("note", ""))
+
+
+@pytest.mark.parametrize("release, line", [("2.8", "rocm6.3"), ("2.8", "rocm6.4"), ("2.9", "rocm6.3"), ("2.9", "rocm6.4")])
 def test_unsourced_rocm_lines_stay_unknown(release, line):
     # no wheel's get_arch_list and no release-branch build script was read for these: no arch, so checks say unknown
-    assert q.torch_release(kb.load(), release).variant(line).arch is None
+    v = q.torch_release(kb.load(), release).variant(line)
+    assert v.arch is None and "not verified" in _note(release, line)
+
+
+@pytest.mark.parametrize("release, line, sibling", [("2.6", "rocm6.2.4", "rocm6.1"), ("2.10", "rocm7.0", "rocm7.1"),
+                                                    ("2.11", "rocm7.1", "rocm7.2"), ("2.12", "rocm7.1", "rocm7.2")])
+def test_inferred_lines_carry_their_siblings_list_and_say_so(release, line, sibling):
+    """Day 5 (k11): a line built by the same release scripts as a sourced line of that release, with no
+    per-ROCm-version arch logic between them, gets that line's list; its note says it was inferred, not read at
+    the release branch, and its source is the pytorch/pytorch change that makes the lists one."""
+    r = q.torch_release(kb.load(), release)
+    v, s = r.variant(line), r.variant(sibling)
+    assert v.arch is not None and v.arch == s.arch
+    assert "inferred" in _note(release, line) and "not read at" in _note(release, line)
+    assert v.source.startswith("https://github.com/pytorch/pytorch/pull/")
 
 
 def test_latest_214_patch_and_its_torchvision():
@@ -72,7 +91,13 @@ def test_gfx1010_on_torch27_rocm63_is_a_fact_based_finding():
     ("2.4.1+rocm6.0", "6.0.32830-d62f6a171", "AMD Instinct MI300X (gfx942:sramecc+:xnack-)", "passed"),
     ("2.6.0+rocm6.1", "6.1.40091-a8dbc0c19", "AMD Radeon RX 7800 XT (gfx1101)", "passed"),
     ("2.6.0+rocm6.1", "6.1.40091-a8dbc0c19", "AMD Radeon RX 7600 (gfx1102)", "failed"),
-    ("2.6.0+rocm6.2.4", "6.2.41134-65d174c3e", "AMD Radeon RX 5700 XT (gfx1010:xnack-)", "unknown"),
+    ("2.6.0+rocm6.2.4", "6.2.41134-65d174c3e", "AMD Radeon RX 5700 XT (gfx1010:xnack-)", "failed"),
+    ("2.6.0+rocm6.2.4", "6.2.41134-65d174c3e", "AMD Radeon RX 7600 (gfx1102)", "failed"),  # gfx1102 came in 2.7
+    ("2.6.0+rocm6.2.4", "6.2.41134-65d174c3e", "AMD Radeon RX 7800 XT (gfx1101)", "passed"),
+    ("2.10.0+rocm7.0", "7.0.51831", "AMD Radeon 8060S Graphics (gfx1151)", "passed"),
+    ("2.10.0+rocm7.0", "7.0.51831", "AMD Radeon 780M Graphics (gfx1103)", "failed"),  # gfx1103 came after 2.12
+    ("2.11.0+rocm7.1", "7.1.25424", "AMD Instinct MI355X (gfx950:sramecc+:xnack-)", "passed"),
+    ("2.9.1+rocm6.4", "6.4.43484", "AMD Instinct MI355X (gfx950:sramecc+:xnack-)", "unknown"),  # not verified
 ])
 def test_bld102_on_newly_sourced_lines(torch, hip, gpu, outcome):
     assert _bld102(_collect_env(torch, hip, gpu))["outcome"] == outcome

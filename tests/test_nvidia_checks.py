@@ -95,6 +95,11 @@ def test_declarations():
     (kmod("535.54.03"), "12.4", FAILED_WARN),
     (kmod("450.51.06"), "11.8", FAILED_ERR),                    # below 11.x's minor-compat floor 450.80.02
     (kmod("450.80.02"), "11.8", FAILED_WARN),
+    # before CUDA 11 (Table 3's older rows): no minor-version compatibility, and an old driver is not "CUDA 0.0"
+    (kmod("390.48"), "8.0", PASSED),                            # a CUDA 9.1-level driver runs a CUDA 8.0 build
+    (kmod("410.104"), "10.1", FAILED_ERR),                      # 10.1 needs 418.39: no 10.x minor compatibility
+    (kmod("418.39"), "10.1", PASSED),
+    (kmod("375.82"), "9.1", FAILED_ERR),
 ])
 def test_drv001(drv, build, expect):
     assert outcome(driver_too_old_for_framework_cuda, facts(drv, torch(build))) == [expect]

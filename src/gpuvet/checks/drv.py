@@ -311,7 +311,9 @@ def _judge(ctx: Context, need: tuple[int, int], what: str, need_row: Row, alt_fi
     if alt is not None:
         fixes.append(alt)
     same_major = drv.cuda[0] == need[0]
-    above_floor = floor is None or drv.version is None or drv.version >= floor[0]
+    # minor-version compatibility exists from CUDA 11 on: a major family with no floor in the KB (10.x and
+    # older) has none, and a driver below the release's own minimum cannot run it
+    above_floor = floor is not None and (drv.version is None or drv.version >= floor[0])
     if same_major and above_floor:
         floor_txt = f" (>= {floor[1].get('minor_compat_min_driver_linux')})" if floor else ""
         yield Fail(

@@ -212,6 +212,9 @@ def hints_in(text: str, lineno: int) -> list[Hint]:
         out.append(Hint("oom-fragmentation", lineno, text[:300]))
     if "Tried to allocate" in text and oom_workload_too_large(text):
         out.append(Hint("oom-workload", lineno, text[:300]))
+    cut = text.find("(from versions:")
+    if cut >= 0:  # pip's list of what the index offers ("1.4.0+cpu, 1.5.0+cu101, ...") says nothing of what is installed
+        text = text[:cut]
     text = text[:HINT_SPAN]  # context sits in short lines; long ones are metric dumps
     short = text[:300]
     found = (_hints_gated or hints_gate()).matches(text)

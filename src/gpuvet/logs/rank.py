@@ -34,6 +34,7 @@ FACT_ALONE = {Severity.CRITICAL: 0.7, Severity.ERROR: 0.6, Severity.WARNING: 0.3
 FACT_CONTEXT = {Severity.CRITICAL: 0.35, Severity.ERROR: 0.3, Severity.WARNING: 0.15, Severity.INFO: 0.0}
 RESOLVED_DISCOUNT = 0.75  # primary reading of a signature whose context rule applied
 USER_CODE_DISCOUNT = 0.35  # generic readings when the text shows a user-code error
+USER_DATA_DECISIVE = 0.8  # a user-code signature this strong (not generic) also claims the workload-side symptoms
 SECONDARY = 0.3  # damping of each further contribution to the same cause
 GENERIC_DISCOUNT = 0.6  # a generic symptom adds little when a specific message is present
 # Facts of a version skew under the whole stack (framework HIP vs system ROCm, a kernel driver older than
@@ -166,6 +167,12 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
         # someone who says the machine has no GPU) is a user-code signal here
         here_user = any(r.cause == "none" and r.applies(hints) for r in sig.resolve)
         (user_code if sig.user_code or here_user else stack_sigs).append(sig)
+    if any(not s.generic and s.weight >= USER_DATA_DECISIVE for s in user_code):
+        # a decisive user-data error (an index or label out of range) is what failed first: the workload-side
+        # symptoms CUDA reports after it (a cuBLAS handle that cannot be created, out of memory) are that failure
+        # seen later, not a second, stack cause
+        user_code += [s for s in stack_sigs if s.component == "user-code"]
+        stack_sigs = [s for s in stack_sigs if s.component != "user-code"]
     only_generic = all(s.generic for s in stack_sigs)
 
     for sig in stack_sigs:
