@@ -51,3 +51,19 @@ def test_terminal_shows_the_notes_json_carries():
     md = " ".join(run_cli(["diagnose", "--format", "markdown", "-"], stdin=text).out.split())
     assert "RTM028" in md and "HSA runtime API version" in md
     assert note["title"].split(":")[0] in flat
+
+
+def test_the_ci_gate_alone_blames_the_gate_not_the_stack():
+    """The team's CI gate compared rocminfo's Runtime Version (HSA API 1.1) with hipcc's 5.6 and could never pass
+    (issue 9). Pasted alone, its failure line is the gate's own (LOG380, user code) beside RTM028's explanation:
+    no stack cause; with the framework's and the system's versions beside it (ci_commands.txt) the skew still ranks
+    first."""
+    gate = ('$ hipcc --version\nHIP version: 5.6.31062\n$ rocminfo | grep "Runtime Version"\n'
+            "Runtime Version:         1.1\nERROR: HIP version check failed: runtime 1.1 != hipcc 5.6\n")
+    r = run_cli(["diagnose", "--format", "json", "-"], stdin=gate)
+    doc = r.json()
+    assert r.code == 0 and doc["diagnoses"] == [], [(d["cause"], d["title"]) for d in doc["diagnoses"]]
+    assert [s["signature"] for s in doc["user_code_signals"]] == ["LOG380"]
+    assert any(n["code"] == "RTM028" for n in doc["notes"])
+    full = run_cli(["diagnose", "--format", "json", "-"], stdin=(FOUNDING / "ci_commands.txt").read_text()).json()
+    assert full["diagnoses"][0]["cause"] == "runtime-mismatch" and full["diagnoses"][0]["checks"] == ["RTM021"]

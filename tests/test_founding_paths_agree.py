@@ -84,3 +84,14 @@ def test_a_machine_whose_rocm_matches_is_no_skew_on_any_path(rocm):
     assert "RTM021" not in {f["code"] for f in doc["findings"] if f["outcome"] == "failed"}
     here = run_cli(["diagnose", "--here", "--format", "json", "-"], system=fake, stdin=ERROR).json()
     assert all("RTM021" not in d["checks"] for d in here["diagnoses"])
+
+
+def test_live_verdict_names_the_skew_before_a_missing_compiler():
+    # the founding machine without gcc: the missing host compiler is an error too, but the GPU verdict leads with
+    # what stops the GPU (the HIP skew), not with what stops builds
+    m = founding_machine()
+    bare = FakeSystem(files={k: v for k, v in m.files.items() if not k.startswith("/usr/bin/")},
+                      paths=[SITE], pyversion="3.10.13")
+    doc = run_cli(["check", "--format", "json"], system=bare).json()
+    assert rtm021(doc)
+    assert doc["usable"]["state"] == "no" and "HIP 5.7" in doc["usable"]["text"], doc["usable"]

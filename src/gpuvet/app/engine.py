@@ -278,7 +278,11 @@ def gpu_usable(facts: Facts, findings: Sequence[Finding]) -> dict[str, str]:
             return res("no", f"no: CPU-only build ({version}) on a machine with {where}")
         return res("no", f"no: CPU-only build ({version})" +
                    ("" if pasted or facts.status("gpu_devices") == "error" else ", and no GPU was found"))
-    blockers = [f for f in findings if f.failed and not f.acknowledged and f.severity >= Severity.ERROR]
+    # what stops the GPU first: the worst finding, and among equals a stack layer the GPU runs on before a
+    # build-time one (a missing host compiler only stops builds and JIT, not the GPU)
+    build_time = ("toolchain", "extension-abi")
+    blockers = sorted((f for f in findings if f.failed and not f.acknowledged and f.severity >= Severity.ERROR),
+                      key=lambda f: (-int(f.severity), f.cause in build_time))
     if blockers:
         more = f" (and {len(blockers) - 1} more)" if len(blockers) > 1 else ""
         return res("no", f"no: {blockers[0].title}{more}")

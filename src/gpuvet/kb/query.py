@@ -170,6 +170,17 @@ def _short_name(name: str) -> str:
     return short if len(short) > 2 and not short.isdigit() else ""
 
 
+_SERIES = re.compile(r"^(?:(?:rx|rtx|gtx|gt|pro)\s+)+")
+
+
+def _core_name(short: str) -> str:
+    """A short name without its series words too: 'rx 7900 xtx' -> '7900 xtx', 'rtx a6000' -> 'a6000' (what users
+    type when they drop 'RX'); empty unless a letter and a digit are left ('rtx 4090' -> '': a bare model number
+    is no name)."""
+    core = _SERIES.sub("", short)
+    return core if len(core) > 3 and re.search(r"[a-z]", core) and re.search(r"\d", core) else ""
+
+
 @record(frozen=True)
 class Gpu:
     """A GPU the knowledge base records: its vendor, architecture and name."""
@@ -201,15 +212,22 @@ def resolve_gpu(kb: Any, text: str) -> Gpu | None:
         return Gpu(vendor, arch, t, cc)
     wanted = _norm_name(t)
     short = _short_name(wanted)
+    core = _core_name(short)
     best: tuple[int, dict[str, Any]] | None = None
+    by_core: list[dict[str, Any]] = []
     for e in entries:
         for alias in e.get("names", []):
             a = _norm_name(alias)
             if a and (wanted == a or f" {a} " in f" {wanted} " or (short and _short_name(a) == short)):
                 if best is None or len(a) > best[0]:
                     best = (len(a), e)
+            elif a and core and _core_name(_short_name(a)) == core:
+                by_core.append(e)
     if best is None:
-        return None
+        # '7900 XTX' for 'Radeon RX 7900 XTX': only when every GPU with that core name has one architecture
+        if not by_core or len({c["arch"] for c in by_core}) != 1:
+            return None
+        best = (0, by_core[0])
     e = best[1]
     return Gpu(e["vendor"], e["arch"], t, str(e.get("compute_capability", "")), str(e.get("family", "")),
                str(e.get("source", "")))
