@@ -137,3 +137,19 @@ def test_a_cuda_library_symbol_of_another_release_is_a_runtime_mismatch():
     # an extension built against another torch is its own ABI problem
     ext = "ImportError: flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
     assert ranked(ext)[:1] != ["runtime-mismatch"]
+
+
+def test_invalid_device_ordinal_is_the_programs_device_choice():
+    text = ("I have an Nvidia 1080Ti and CUDA_VISIBLE_DEVICES=0. Perhaps your code is looking for multiple GPUs?\n"
+            "RuntimeError: cuda runtime error (101) : invalid device ordinal at /pytorch/torch/csrc/cuda/Module.cpp:59\n")
+    assert ranked(text) == []
+    # a stack message next to it still speaks
+    assert ranked(text + "RuntimeError: Found no NVIDIA driver on your system.\n")[:1] != []
+
+
+def test_jax_preallocation_settings_and_a_libcuda_dlopen_failure():
+    jax = 'Despite os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false", jax still holds 75% of the GPU memory\n'
+    assert ranked(jax)[:1] == ["memory-allocator"]
+    assert "memory-allocator" not in ranked("preallocated temp allocation:    4.44GiB\n")
+    wsl = "RuntimeError: Failed to dlopen libcuda.so\n"
+    assert ranked(wsl)[:1] == ["device-access"]

@@ -99,7 +99,7 @@ def test_reads_an_error_no_signature_knows():
     r = run_cli(["diagnose", "--format", "json", "-"], stdin=text)
     diags = r.json()["diagnoses"]
     assert r.code == 1 and diags[0]["cause"] == "gpu-arch-unsupported", diags
-    assert "learned" in diags[0]["signatures"] and diags[0]["confidence"] <= 0.5
+    assert "learned" in diags[0]["signatures"] and diags[0]["confidence"] <= 0.6
     assert diags[0]["evidence"] and diags[0]["fix"]
 
 
@@ -151,6 +151,10 @@ def test_unsure_model_still_names_its_likeliest_causes_when_nothing_else_reads_t
     assert [d.cause for d in diags] == ["runtime-mismatch", "toolchain"]
     assert all(d.confidence <= 0.3 + 1e-9 for d in diags) and "low confidence" in diags[0].title
     assert diags[0].evidence and diags[0].evidence[0]["text"].startswith("RuntimeError: the torch frobnicator")
+    # such a first guess is right about one time in four on unseen sets: the verdict says "possibly"
+    from gpuvet.app.diagnose import _verdict
+
+    assert _verdict(diags).startswith("stack problem, possibly: runtime-mismatch (runtime), low confidence")
     # a line that names no layer of the GPU stack (a checkpoint, a dataset) reads like the user's own: no guess
     assert rank(scan("RuntimeError: frobnicator quux exploded\n"), learned=unsure) == []
     leans_user = _toy_model({"frobnicator": {"0": 0.8, "1": 0.9, "2": 0.7}})

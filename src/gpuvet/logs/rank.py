@@ -48,6 +48,9 @@ STACK_WORDS = re.compile(GPU_WORDS.pattern + r"|\b(?:roc|hip|miopen|rccl|amdgpu|
                          r"|triton|inductor|xformers|bitsandbytes|flash|vllm|jax|xla|tensorflow|onnx|tensorrt|llama|ggml"
                          r"|ollama|torch|deepspeed|apex|kernel|driver|lib\w+\.so|\.dll|compil|ninja|gcc|clang|nvml|amdgcn|wavefront"
                          r"|radeon|instinct|\bMI\d{3}|\bRX ?\d{3,4}|xtx|core dumped|docker|container|podman|\bgid\b|render|video)", re.I)
+# ... and NVIDIA's GPUs by name (a separate, word-anchored pattern: each alternative more in STACK_WORDS costs every
+# character of every line it reads)
+NVIDIA_GPU_WORDS = re.compile(r"\b(?:[RG]TX ?\d{3,4}(?:ti)?|geforce|quadro|tesla|[AHB]100|[HB]200)\b", re.I)
 
 
 # Fix shown when a signature's alternative/contextual reading names another cause than its own: the
@@ -113,8 +116,11 @@ def _readings_here(sig: Signature, hints: set[str]) -> set[str]:
 
 
 # The learned fallback (logs/learned.py): where it may speak and how much its probability weighs.
-LEARNED_WEIGHT = 0.6  # a reading's contribution is this times its probability ...
-LEARNED_CAP = 0.5  # ... and never more than this, below a fact that explains the error or a decisive signature
+# a reading's contribution is this times its probability ... and never more than this, below a fact that explains the
+# error or a decisive signature (LOSO, 1,260 cases: at 0.6 / 0.5 a confident first reading showed 0.45 and was right 61%
+# of the time; at 0.75 / 0.6 it shows 0.57 and is right 64%, top-1 unchanged; bench/results/issue9-m11-learned.md)
+LEARNED_WEIGHT = 0.75
+LEARNED_CAP = 0.6
 LEARNED_ANCHOR = 0.5  # the error lines' own tokens must carry this much weight for the reading
 LEARNED_NEW_BELOW = 0.9  # a cause no signature or fact proposed stays below the best of their readings
 LEARNED_READINGS = 3  # how many of a confident model's readings speak ...
@@ -142,6 +148,9 @@ LEARNED_FILL_DECISIVE = True  # ... under a fact or a decisive signature too (+0
 LEARNED_FILL_UPTO = 3
 LEARNED_FILL_MIN_P = 0.05
 LEARNED_FILL_WEIGHT = 0.2  # = MIN_CONFIDENCE: the lowest confidence shown
+# a filled place needs the context its cause needs: a regression of a pre-release build names one (LOSO: filled without
+# a nightly or pre-release named, prerelease-regression was right 3 times in 37)
+LEARNED_FILL_NEEDS = {"prerelease-regression": "prerelease"}
 
 
 def _decisive(by_cause: dict[str, list[Contribution]], stack_sigs: Sequence[Signature]) -> bool:
@@ -374,7 +383,8 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
     elif (not by_cause and LEARNED_TENTATIVE and p_none < LEARNED_TENTATIVE_NONE_BELOW
           and readings[0].anchor >= LEARNED_TENTATIVE_ANCHOR
           and (LEARNED_TENTATIVE_PROSE or lm.model_lines(scan.error_lines))
-          and (not LEARNED_TENTATIVE_STACK_WORDS or any(STACK_WORDS.search(t) for _n, t in err))):
+          and (not LEARNED_TENTATIVE_STACK_WORDS
+               or any(STACK_WORDS.search(t) or NVIDIA_GPU_WORDS.search(t) for _n, t in err))):
         # nothing else reads this error: the likeliest causes, each below any confident reading
         top_p = readings[0].probability
         speak = [(r, LEARNED_TENTATIVE_WEIGHT * (r.probability / top_p) ** 0.5)
@@ -421,6 +431,8 @@ def _learned_fill(scan: ScanResult, named: list[Diagnosis], model: Any) -> list[
         if len(named) + len(out) >= LEARNED_FILL_UPTO:
             break
         if r.cause in have or r.cause == "none" or r.probability < LEARNED_FILL_MIN_P:
+            continue
+        if LEARNED_FILL_NEEDS.get(r.cause, "") not in ("", *scan.hints):
             continue
         w = min(LEARNED_FILL_WEIGHT, floor - 0.001 * (len(out) + 1))
         if w < MIN_CONFIDENCE - 1e-9:
