@@ -36,6 +36,9 @@ HEAD_BYTES = 1024 * 1024  # facts (collect_env, pip list, ...) are parsed from t
 HINT_BYTES = 256 * 1024  # context hints are looked for on every line of this much of the input
 FAST_MIN_BYTES = 16 * 1024 * 1024  # regular files above this use the grep prefilter when grep exists
 SEVERITY = {"hardware-fault": Severity.CRITICAL}
+# a reading this unsure (the vocabulary's or the learned model's guess, a signature's "can also mean", the
+# model's filler places) is a warning, drawn "! ... [low confidence]": never with a decisive cause's weight
+TENTATIVE = 0.3
 
 
 # ----------------------------------------------------------------------------------------- scanning
@@ -136,12 +139,30 @@ def parse_head(head: str, source: str) -> Facts:
 def facts_from_text(head: str, source: str, scan: ScanResult, live: Facts | None = None,
                     parsed: Facts | None = None) -> Facts:
     facts = parsed if parsed is not None else parse_head(head, source)
-    facts.add(scan.rows)
+    facts.add(r for r in scan.rows if not _covered(r, facts))
     facts.origin = "pasted"
     if live is not None:
         facts.merge(live)
         facts.origin = "pasted+live"
     return facts
+
+
+def _agrees(shown: Any, other: Any) -> bool:
+    """A log's version ('5.7') agrees with a parsed report's ('5.7.31921-d1770ee1b'): equal, one empty, or
+    a release prefix of the other."""
+    a, b = str(shown or ""), str(other or "")
+    return not a or not b or a == b or b.startswith(a + ".") or b.startswith(a + "-") or a.startswith(b + ".")
+
+
+def _covered(r: Any, facts: Facts) -> bool:
+    """A framework build a traceback or package line names that the parsed report already holds (same name
+    and version, no field that disagrees): one torch, shown once in the evidence and the stack table, and
+    its checks fire once."""
+    if r.table != "framework_builds":
+        return False
+    return any(p.get("name") == r.get("name") and p.get("version") == r.get("version") and
+               all(_agrees(r.get(k), p.get(k)) for k in ("cuda", "hip", "variant", "channel"))
+               for p in facts.table("framework_builds"))
 
 
 def findings_for(facts: Facts, live: bool = False) -> list[Finding]:
@@ -166,10 +187,29 @@ def to_finding(d: Diagnosis) -> Finding:
     name = f"diagnosis-{d.cause}"
     ev = tuple(Evidence(e["text"], source=e.get("signature") or e.get("hint", "") or e.get("source", ""),
                         line=e.get("line")) for e in d.evidence)
-    fixes = (Fix(d.fix),) if d.fix else ()
-    return Finding(code=code, name=name, severity=SEVERITY.get(d.cause, Severity.ERROR), outcome=Outcome.FAILED,
+    fixes = _fixes(d)
+    severity = SEVERITY.get(d.cause, Severity.ERROR) if d.confidence > TENTATIVE + 1e-9 else Severity.WARNING
+    return Finding(code=code, name=name, severity=severity, outcome=Outcome.FAILED,
                    title=f"{d.cause} ({d.component}, confidence {d.confidence:.2f}): {d.title}", why=d.why,
                    evidence=ev, fixes=fixes, cause=d.cause, component=d.component)
+
+
+def _fixes(d: Diagnosis) -> tuple[Fix, ...]:
+    """The diagnosis's fixes as the checks that found them wrote them (the command to run, root, reboot, the
+    alternatives after the first), or its one fix text when it has no structured ones."""
+    out: list[Fix] = []
+    for x in d.fixes or []:
+        if not isinstance(x, dict) or not x.get("text"):
+            continue
+        try:
+            appl = Applicability(x.get("applicability") or Applicability.DISPLAY_ONLY.value)
+        except ValueError:
+            appl = Applicability.DISPLAY_ONLY
+        out.append(Fix(str(x["text"]), appl, str(x["command"]) if x.get("command") else None,
+                       bool(x.get("needs_root")), bool(x.get("needs_reboot"))))
+    if d.fix and not any(f.text == d.fix for f in out):
+        out.insert(0, Fix(d.fix))
+    return tuple(out)
 
 
 def build_report(scan: ScanResult, facts: Facts, findings: Sequence[Finding], source: str,

@@ -134,8 +134,13 @@ def _rocm_meta_release(deb_version: str) -> str | None:
 
 
 def _snippet(s: str, n: int = 120) -> str:
+    """The line a fact was read from, at most ``n`` characters, cut at a space (never mid-word) when one
+    lies in its second half."""
     s = s.strip()
-    return s if len(s) <= n else s[: n - 3] + "..."
+    if len(s) <= n:
+        return s
+    cut = s.rfind(" ", 0, n - 3)
+    return (s[:cut] if cut > n // 2 else s[: n - 3]) + "..."
 
 
 def _torch_row(version: str, src: str, hip: str = "", cuda: str = "") -> Row:

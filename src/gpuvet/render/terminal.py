@@ -16,6 +16,7 @@ the CLI reads); no Rich, so the path users run is as fast as ``--format json``.
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any, Iterable, Sequence
 
@@ -40,6 +41,43 @@ TABLE_WORDS = {"framework_builds": "framework build", "gpu_devices": "GPUs", "dr
                "extensions": "compiled extensions"}
 
 
+_AFTER_SLASH = re.compile(r"[^/]*(?:/+|$)")
+_AFTER_SEP = re.compile(r"[^_.,:=-]*(?:[_.,:=-]+|$)")
+
+
+def _pieces(word: str, room: int) -> list[str]:
+    """A word too long for a line (a path, a URL, a mangled symbol) split after each '/' (a piece still too
+    long: after '_', '.', ':', '-', ...) so it wraps at a separator, not mid-name; a run without one longer
+    than the line is cut at the line's length, as before."""
+    out: list[str] = []
+    for p in (m.group(0) for m in _AFTER_SLASH.finditer(word) if m.group(0)):
+        for q in ([p] if len(p) <= room else [m.group(0) for m in _AFTER_SEP.finditer(p) if m.group(0)]):
+            while len(q) > room:
+                out.append(q[:room])
+                q = q[room:]
+            if q:
+                out.append(q)
+    return out
+
+
+class _Wrapper(textwrap.TextWrapper):
+    """textwrap's, but a word longer than a line becomes its pieces (chunks with no space between them:
+    they pack on a line as one word would and the line breaks between two of them)."""
+
+    def _split(self, text: str) -> list[str]:
+        room = max(8, self.width - len(self.subsequent_indent))
+        return [p for chunk in super()._split(text)
+                for p in (_pieces(chunk, room) if len(chunk) > room and not chunk.isspace() else [chunk])]
+
+
+def wrap(text: str, width: int, indent: int = 0, hang: int = 2) -> list[str]:
+    """``text`` wrapped to ``width`` (first line indented ``indent``, the others ``hang``) at spaces; a word
+    longer than a line breaks after a path separator, never inside a name when it holds one."""
+    w = _Wrapper(width=width, initial_indent=" " * indent, subsequent_indent=" " * hang,
+                 break_long_words=True, break_on_hyphens=False)
+    return w.wrap(text) or [" " * indent]
+
+
 class _Out:
     def __init__(self, width: int, color: bool):
         self.width = max(40, int(width or 80))
@@ -57,10 +95,7 @@ class _Out:
              first: str = "") -> None:
         """Wrap ``text`` to the width; ``first`` is an unstyled prefix-free lead already in text."""
         hang = indent + 2 if hang is None else hang
-        wrapped = textwrap.wrap(text, width=self.width, initial_indent=" " * indent,
-                                subsequent_indent=" " * hang, break_long_words=True,
-                                break_on_hyphens=False) or [" " * indent]
-        for w in wrapped:
+        for w in wrap(text, self.width, indent, hang):
             self.lines.append(self.style(w, code))
 
     def text(self) -> str:
@@ -188,7 +223,7 @@ def verdict_text(report: Report) -> str:
 
 def _finding(out: _Out, f: Finding, brief: bool = False) -> None:
     style = SEV_STYLE[f.severity] if f.outcome is Outcome.FAILED and not f.acknowledged else "2"
-    head = f"{mark(f)} {f.code} {f.name} [{f.severity.name.lower()}]"
+    head = f"{mark(f)} {f.code} {f.name} [{severity_label(f)}]"
     if f.acknowledged:
         head += f" (acknowledged: {f.acknowledged})"
     out.para(head, code=style, hang=4)
@@ -205,10 +240,21 @@ def _finding(out: _Out, f: Finding, brief: bool = False) -> None:
             out.para(f"(read from {src})", indent=4, hang=6, code="2")
     for x in f.fixes:
         tag = x.applicability.value + (", root" if x.needs_root else "") + (", reboot" if x.needs_reboot else "")
-        out.para(f"fix [{tag}]: {x.text}", indent=2, hang=4, code="32")
-        if x.command and x.command not in x.text:
+        text = x.text
+        if x.command and text.endswith(x.command) and text[: -len(x.command)].rstrip().endswith(":"):
+            text = text[: -len(x.command)].rstrip()  # the command on its own "$" line, whole, to copy
+        out.para(f"fix [{tag}]: {text}", indent=2, hang=4, code="32")
+        if x.command and x.command not in text:
             out.para(f"$ {x.command}", indent=4, hang=6, code="32")
     out.blank()
+
+
+def severity_label(f: Finding) -> str:
+    """The bracketed word of a finding's head: its severity, or for a diagnosis drawn as a warning (a tentative
+    reading, confidence 0.3 or less: app.diagnose.TENTATIVE) "low confidence", which is what it means."""
+    if f.name.startswith("diagnosis-") and f.severity is Severity.WARNING:
+        return "low confidence"
+    return f.severity.name.lower()
 
 
 def _grouped_evidence(f: Finding, limit: int = 8) -> list[tuple[str, list]]:
