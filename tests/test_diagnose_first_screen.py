@@ -43,7 +43,7 @@ def test_collect_env_torch_shown_once_in_evidence_and_stack():
     assert len(re.findall(r"^framework +torch ", r.out, flags=re.M)) == 1, r.out
     top = "\n".join(_block(r.out, "runtime-mismatch"))
     assert top.count("· torch 2.3.0.dev20240215+rocm5.7") == 1, top
-    assert top.count("framework-hip-differs-from-rocm") == 2  # the title and the why, not the why twice
+    assert top.count("framework-hip-differs-from-rocm") == 1  # the title; the why no longer repeats it (twice)
 
 
 def test_a_log_torch_that_disagrees_with_the_report_is_kept():
@@ -146,3 +146,40 @@ def test_fact_source_is_cut_at_a_word():
     rep = run_cli(["diagnose", "--format", "json", "-"], stdin=text).json()
     src = next(r["source"] for r in rep["facts"]["runtimes"] if r["name"] == "rocm")
     assert " Pe..." not in src and src.endswith("gfx90a68.kdb...)"), src
+
+
+def test_where_a_fact_was_read_is_said_once():
+    # "(read from <input> (collect_env); <input> line 42 (...))" and, for a line already drawn as evidence, the
+    # whole line quoted again under it: at 80 columns three or four lines per fact
+    text = (FOUNDING / "collect_env.txt").read_text(encoding="utf-8")
+    r = run_cli(["diagnose", "-"], stdin=text, environ=TERM)
+    top = _block(r.out, "runtime-mismatch")
+    i = top.index("  · system rocm 5.6.1 /opt/rocm-5.6.1")
+    assert top[i + 1] == "    (read from line 49)", top[i:i + 3]
+    assert any(line.startswith("  · line 49: MIOpen(HIP)") for line in top)
+    assert "    (read from collect_env; line 42 (package list: [pip3]" in top
+    assert not any("<stdin>" in line for line in top)
+    # the JSON keeps every source whole
+    rep = run_cli(["diagnose", "--format", "json", "-"], stdin=text).json()
+    assert any(r["source"].startswith("<stdin> line 49 (path MIOpen(HIP)") for r in rep["facts"]["runtimes"])
+
+
+def test_why_does_not_repeat_the_title():
+    from gpuvet.model import Finding, Outcome, Severity
+    from gpuvet.render.terminal import short_why
+
+    def diag(title, why):
+        return Finding(code="LOG002", name="diagnosis-gpu-arch-unsupported", severity=Severity.ERROR,
+                       outcome=Outcome.FAILED, title=f"gpu-arch-unsupported (framework-build, confidence 0.84): {title}",
+                       why=why)
+
+    t = "LOG002 no-kernel-image-for-device: no kernel image is available for this GPU"
+    assert short_why(diag(t, f"Only cause the text points at. {t}.")) == "Only cause the text points at."
+    assert short_why(diag(t, f"Only cause the text points at. {t}; learned fallback: x.")) == \
+        "Only cause the text points at. Also: learned fallback: x."
+    assert short_why(diag(t, f"Ranked below a (0.90): weaker support. Supported by: {t}.")) == \
+        "Ranked below a (0.90): weaker support."
+    assert short_why(diag(t, f"Ranked above b (0.30) because {t} — this fact explains the error; y. b rests on: z.")) \
+        == "Ranked above b (0.30) because the fact above explains the error; y. b rests on: z."
+    assert short_why(diag(t, "Ranked above b (0.30) because something else. b rests on: z.")) == \
+        "Ranked above b (0.30) because something else. b rests on: z."

@@ -117,8 +117,9 @@ def render_terminal(report: Report, color: bool = False, width: int = 80, verbos
         out.para(f"! {i.get('source')}: {i.get('note') or 'not recognised'}; left out", code="33")
     if skipped_inputs:
         out.blank()
+    shown_input = str(report.meta.get("input") or "") if is_ranked(report) else ""
     for f in order_failed(report.findings, is_ranked(report)):
-        _finding(out, f)
+        _finding(out, f, shown_input=shown_input)
     _notes(out, report)
     unknown = [f for f in report.findings if f.outcome is Outcome.UNKNOWN]
     if verbose:
@@ -221,7 +222,40 @@ def verdict_text(report: Report) -> str:
     return text
 
 
-def _finding(out: _Out, f: Finding, brief: bool = False) -> None:
+def short_source(src: str, shown_input: str, lines_shown: set[int]) -> str:
+    """Where a diagnosis's fact was read, said once: the diagnosed input's own path left out ("line 42 (...)"
+    rather than "crash.log line 42 (...)", "collect_env" for "crash.log (collect_env)"), and the quoted
+    line dropped when that line is already drawn above as evidence ("line 49")."""
+    if not shown_input:
+        return src
+    parts = []
+    for part in src.split("; "):
+        if part == f"{shown_input} (collect_env)":
+            part = "collect_env"
+        elif part.startswith(f"{shown_input} line "):
+            part = part[len(shown_input) + 1:]
+        m = re.match(r"line (\d+) \(", part)
+        if m and part.endswith(")") and int(m.group(1)) in lines_shown:
+            part = f"line {m.group(1)}"
+        parts.append(part)
+    return "; ".join(parts)
+
+
+def short_why(f: Finding) -> str:
+    """A diagnosis's why without its first reason when that is the title drawn just above it (the ranker's
+    why repeats it: "Only cause the text points at. <title>."); --format json keeps the whole text."""
+    why, _, tail = f.why, *f.title.partition("): ")[1:]
+    if not tail or tail not in why:
+        return why
+    for full, short in ((f"points at. {tail}.", "points at."), (f"points at. {tail}; ", "points at. Also: "),
+                        (f"because {tail} — this fact explains the error", "because the fact above explains the error"),
+                        (f"because {tail}.", "because of the above."), (f"because {tail}; ", "because of the above; "),
+                        (f" Supported by: {tail}.", ""), (f"Supported by: {tail}; ", "Also supported by: ")):
+        why = why.replace(full, short)
+    return why.strip()
+
+
+def _finding(out: _Out, f: Finding, brief: bool = False, shown_input: str = "") -> None:
     style = SEV_STYLE[f.severity] if f.outcome is Outcome.FAILED and not f.acknowledged else "2"
     head = f"{mark(f)} {f.code} {f.name} [{severity_label(f)}]"
     if f.acknowledged:
@@ -230,14 +264,17 @@ def _finding(out: _Out, f: Finding, brief: bool = False) -> None:
     out.para(f.title, indent=2)
     if brief:
         return
-    if f.why:
-        out.para(f"why: {f.why}", indent=2, hang=4, code="2")
-    for src, items in _grouped_evidence(f):
+    why = short_why(f) if shown_input else f.why
+    if why:
+        out.para(f"why: {why}", indent=2, hang=4, code="2")
+    groups = _grouped_evidence(f)
+    lines_shown = {e.line for _, items in groups for e in items if e.line}
+    for src, items in groups:
         for e in items:
             where = f"line {e.line}: " if e.line else ""
             out.para(f"· {where}{e.text}", indent=2, hang=4)
         if src and not any(src.split(" (")[0] in e.text for e in items):
-            out.para(f"(read from {src})", indent=4, hang=6, code="2")
+            out.para(f"(read from {short_source(src, shown_input, lines_shown)})", indent=4, hang=6, code="2")
     for x in f.fixes:
         tag = x.applicability.value + (", root" if x.needs_root else "") + (", reboot" if x.needs_reboot else "")
         text = x.text
