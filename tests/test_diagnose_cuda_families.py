@@ -153,3 +153,14 @@ def test_jax_preallocation_settings_and_a_libcuda_dlopen_failure():
     assert "memory-allocator" not in ranked("preallocated temp allocation:    4.44GiB\n")
     wsl = "RuntimeError: Failed to dlopen libcuda.so\n"
     assert ranked(wsl)[:1] == ["device-access"]
+
+
+def test_torchs_own_argument_and_autograd_checks_blame_nothing():
+    for line in ("RuntimeError: expected scalar type Half but found Float",
+                 "RuntimeError: The size of tensor a (77) must match the size of tensor b (64) at non-singleton dimension 1",
+                 "ValueError: Expected input batch_size (32) to match target batch_size (64).",
+                 "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn"):
+        assert ranked("Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n" + line + "\n") == []
+    # with a stack message beside it, the stack message still ranks
+    assert ranked("RuntimeError: expected scalar type Half but found Float\n"
+                  "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory\n")[:1] != []

@@ -183,3 +183,18 @@ def test_why_does_not_repeat_the_title():
         == "Ranked above b (0.30) because the fact above explains the error; y. b rests on: z."
     assert short_why(diag(t, "Ranked above b (0.30) because something else. b rests on: z.")) == \
         "Ranked above b (0.30) because something else. b rests on: z."
+
+
+def test_diagnose_json_with_a_learned_reading_matches_the_schema():
+    # n3r-t0078 (tuning): the learned model's reading made a finding with code "learned", which the documented
+    # schema's code pattern (^[A-Z]{2,3}[0-9]{3}$) refuses; its diagnosis still names "learned" as its signature
+    import json
+
+    import jsonschema
+
+    schema = json.loads((ROOT / "docs" / "report-schema.json").read_text())
+    rep = run_cli(["diagnose", "--format", "json", "-"],
+                  stdin=_case_text("bench/incidents-new3/tuning/n3r-t0078.yaml")).json()
+    assert any("learned" in d["signatures"] for d in rep["diagnoses"])
+    jsonschema.validate(rep, schema)
+    assert [f["name"] for f in rep["findings"]] == [f"diagnosis-{d['cause']}" for d in rep["diagnoses"]]

@@ -183,3 +183,31 @@ def test_a_negated_symptom_is_no_symptom():
     assert not is_symptom_line("  no known broken combination for torch 2.11.0+cu130")
     assert not is_symptom_line("the job ran to the end without a crash")
     assert is_symptom_line("the ROCm build is broken since 6.2") and is_symptom_line("ollama only uses the CPU")
+
+
+def test_a_confident_model_never_lifts_a_cause_above_a_fact():
+    """A fact that stands alone (only generic messages beside it) is not decisive, so the model speaks; however sure it
+    is of another cause, that cause stays under the fact's confidence, including when a generic signature already
+    proposes it."""
+    from gpuvet.model import Evidence, Finding, Outcome, Severity
+
+    fact = Finding(code="BLD999", name="x", severity=Severity.ERROR, outcome=Outcome.FAILED, title="fact title",
+                   evidence=(Evidence("torch 2.3.0+rocm5.7 targets gfx900 gfx906", "pasted"),),
+                   cause="gpu-arch-unsupported", component="framework-build")
+    generic = [s for s in load_catalog().signatures
+               if s.generic and not s.user_code and s.cause not in ("none", "gpu-arch-unsupported") and s.examples]
+    checked = 0
+    for sig in generic:
+        s = scan("Traceback (most recent call last):\n" + sig.examples[0] + "\n")
+        if set(s.matches) != {sig.id}:
+            continue
+        rules = rank(s, [fact], learned=None)
+        if not rules or rules[0].cause != "gpu-arch-unsupported":
+            continue
+        sure = learned.Model({"format": learned.FORMAT, "classes": ["none", sig.cause], "bias": [0.0, 0.0],
+                              "weights": {t: {"1": 9.0} for t in learned.features(list(s.error_lines), s.hint_names)},
+                              "abstain": 0.5, "components": {sig.cause: sig.component}})
+        ranked = rank(s, [fact], learned=sure)
+        assert ranked[0].cause == "gpu-arch-unsupported", (sig.id, [(d.cause, d.confidence) for d in ranked])
+        checked += 1
+    assert checked >= 3

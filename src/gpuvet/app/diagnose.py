@@ -17,6 +17,7 @@ One pipeline (scan -> facts -> checks -> rank -> report) serves a file, standard
 from __future__ import annotations
 
 import os
+import re
 import stat
 import threading
 import time
@@ -183,7 +184,9 @@ def findings_for(facts: Facts, live: bool = False) -> list[Finding]:
 
 # ----------------------------------------------------------------------------------------- report
 def to_finding(d: Diagnosis) -> Finding:
-    code = (d.signatures or d.checks or ["LOG000"])[0]
+    # a finding's code is a rule's (docs/report-schema.json: LOG082, RTM021): the learned model's and the
+    # vocabulary's readings ("learned", "fallback" in the diagnosis's signatures) are LOG000, no rule's
+    code = next((c for c in [*d.signatures, *d.checks] if re.fullmatch(r"[A-Z]{2,3}[0-9]{3}", c)), "LOG000")
     name = f"diagnosis-{d.cause}"
     ev = tuple(Evidence(e["text"], source=e.get("signature") or e.get("hint", "") or e.get("source", ""),
                         line=e.get("line")) for e in d.evidence)

@@ -153,6 +153,14 @@ LEARNED_FILL_WEIGHT = 0.2  # = MIN_CONFIDENCE: the lowest confidence shown
 LEARNED_FILL_NEEDS = {"prerelease-regression": "prerelease"}
 
 
+def _combined(weights: Sequence[float]) -> float:
+    """A cause's confidence from its contributions' weights: a damped noisy-or, strongest first."""
+    score = 0.0
+    for i, w in enumerate(sorted(weights, reverse=True)):
+        score = 1 - (1 - score) * (1 - (w if i == 0 else w * SECONDARY))
+    return min(score, 0.99)
+
+
 def _decisive(by_cause: dict[str, list[Contribution]], stack_sigs: Sequence[Signature]) -> bool:
     """A fact that explains the error, or a decisive specific signature: the learned model stays silent."""
     if any(s.weight >= DECISIVE and not s.generic for s in stack_sigs):
@@ -264,11 +272,7 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
     out: list[Diagnosis] = []
     for cause, cs in by_cause.items():
         cs.sort(key=lambda c: (-c.weight, c.first_line))
-        score = 0.0
-        for i, c in enumerate(cs):
-            w = c.weight if i == 0 else c.weight * SECONDARY
-            score = 1 - (1 - score) * (1 - w)
-        score = min(score, 0.99)
+        score = _combined([c.weight for c in cs])
         if score < min_confidence:
             continue
         top = cs[0]
@@ -394,6 +398,8 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
     else:
         return False  # unsure, or sure only from the context (an AMD GPU, a nightly) and not the error lines
     best_other = max((c.weight for cs in by_cause.values() for c in cs), default=0.0)
+    best_fact = max((_combined([c.weight for c in cs]) for cs in by_cause.values() if any(c.kind == "fact" for c in cs)),
+                    default=0.0)
     for r, w in speak:
         words = [t.split(":", 1)[-1].replace("#", "") for t in r.terms]
         ev_lines = [(n, t) for n, t in err if any(w and w in t.lower() for w in words)][-3:] or err[-1:]
@@ -401,6 +407,11 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
         comp = model.components.get(r.cause, "")
         if r.cause not in by_cause and best_other:
             w = min(w, LEARNED_NEW_BELOW * best_other)
+        if best_fact and not any(c.kind == "fact" for c in by_cause.get(r.cause, ())):
+            # never lifts a cause above a fact (one that stands alone, or is context): at most just under it
+            w = _below(w, [c.weight for c in by_cause.get(r.cause, ())], best_fact - 0.01)
+            if w <= 0:
+                continue
         terms = _shown_terms(r.terms) or "context"
         reason = (f"learned fallback, low confidence: no known message matched; the error lines' words lean towards "
                   f"{r.cause} (p={r.probability:.2f}; {terms})" if tentative else
@@ -409,6 +420,18 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
             w, comp, "tentative" if tentative else "learned", "learned", reason, ev, CAUSE_FIX.get(r.cause, ""),
             first_line=ev_lines[0][0] if ev_lines else 10**12))
     return False
+
+
+def _below(w: float, others: Sequence[float], ceiling: float) -> float:
+    """The largest weight <= ``w`` that, added to a cause's ``others``, keeps its confidence under ``ceiling``
+    (0 when its others alone reach it)."""
+    if _combined([*others, w]) <= ceiling:
+        return w
+    lo, hi = 0.0, w
+    for _ in range(20):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _combined([*others, mid]) <= ceiling else (lo, mid)
+    return lo if lo > 0.005 else 0.0
 
 
 def _learned_fill(scan: ScanResult, named: list[Diagnosis], model: Any) -> list[Diagnosis]:
