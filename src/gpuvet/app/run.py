@@ -1,7 +1,8 @@
 """``gpuvet run -- CMD ...``: supervise a command, pass its output through, diagnose it when it fails.
 
 The child's standard output and standard error are passed through in blocks, as they come (not line by
-line: a log-heavy job runs at pipe speed).  What it printed is kept in bounded memory by a
+line: a log-heavy job runs at pipe speed).  Where one of gpuvet's streams is a regular file, the child writes
+straight into it and gpuvet reads it back (``run_start.Follow``): no pipe, no copy on the way out.  What it printed is kept in bounded memory by a
 :class:`Capture`: the first and the last ``log_cap / 2`` bytes, plus the lines of the middle that the
 signatures' prefilter picks (the lines that matter), with their line numbers.  Nothing is written to disk
 while the job runs, so there is no temporary file to guess, hijack or leave behind.
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
     from .env import Environment
 
-from .run_start import DEFAULT_LOG_CAP, GRACE_S, PIPE_SIZE, RunOptions, Started, parse_size
+from .run_start import DEFAULT_LOG_CAP, GRACE_S, PIPE_SIZE, Follow, RunOptions, Started, parse_size, plan_follows, unique_follows
 from .run_start import grow_pipe as _grow_pipe
 
 MAX_KEPT_LINES = 4000  # lines of the omitted middle kept for the diagnosis (prefilter hits)
@@ -95,9 +96,10 @@ def _redacted_environment(environ: Mapping[str, str]) -> dict[str, str]:
 
 def _spawn(system: "System | None", argv: Sequence[str], environ: Mapping[str, str] | None = None,
            extra_env: Mapping[str, str] | None = None, *, stdin: Any = None, stdin_pipe: bool = False,
-           stderr_pipe: bool = False) -> subprocess.Popen:
+           stderr_pipe: bool = False, stdout_fd: int | None = None, stderr_fd: int | None = None) -> subprocess.Popen:
     """Start a streamed process in its own session: through ``system`` (``System.spawn``, the seam tests spy
-    on) when one is given, else as ``System.spawn`` does, without importing the probes layer."""
+    on) when one is given, else as ``System.spawn`` does, without importing the probes layer.  ``stdout_fd``,
+    ``stderr_fd`` (without a ``system`` only): descriptors it writes into instead of the pipes (a followed file)."""
     if system is not None:
         kw: dict[str, Any] = {"new_session": True}
         if environ is not None:
@@ -113,9 +115,9 @@ def _spawn(system: "System | None", argv: Sequence[str], environ: Mapping[str, s
     env.update(extra_env or {})
     if stdin is None:
         stdin = subprocess.PIPE if stdin_pipe else subprocess.DEVNULL
-    return subprocess.Popen(list(argv), stdin=stdin, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE if stderr_pipe else subprocess.DEVNULL, env=env,
-                            start_new_session=True)
+    errs: Any = stderr_fd if stderr_fd is not None else (subprocess.PIPE if stderr_pipe else subprocess.DEVNULL)
+    return subprocess.Popen(list(argv), stdin=stdin, stdout=stdout_fd if stdout_fd is not None else subprocess.PIPE,
+                            stderr=errs, env=env, start_new_session=True)
 
 
 # ----------------------------------------------------------------------------------------- capture
@@ -123,6 +125,8 @@ SENTINEL = "gpuvet-end-of-output-7f3a9c"  # fed last to grep: its line number co
 MIDDLE_QUEUE = 64 * 1024 * 1024  # bytes of omitted output waiting for grep; past that, only their newlines
 COALESCE_BYTES = 64 * 1024  # a read smaller than this: wait COALESCE_S before the next one
 COALESCE_S = 0.004
+FOLLOW_MS = 50  # a followed file (the job writes straight into gpuvet's own file) is read back this often
+FOLLOW_ROUND = 16 * 1024 * 1024  # at most this much of one file per round, so the pipes and grep are served too
 FEED_MIN = 256 * 1024  # omitted output is handed to grep in writes of at least this much
 PREFILTER_SWITCH_S = 0.0005  # the GIL switch interval while the prefilter's patterns load (see _Pump._evict)
 
@@ -639,8 +643,12 @@ class _Pump:
     looked at here."""
 
     def __init__(self, streams: list[tuple[int, Sink]], cap: Capture,
-                 middle: Callable[[], MiddleScan | None] | None):
+                 middle: Callable[[], MiddleScan | None] | None, follows: Sequence[Follow] = (), pgid: int = 0):
         self.streams = dict(streams)
+        self.follows = list(follows)  # files the job writes straight into: read back from their ``pos``
+        self.pgid = pgid  # the job's process group: whether one of them still writes into a followed file
+        self.job_ended = threading.Event()
+        self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK) if self.follows else (-1, -1)
         self.cap = cap
         self.middle = middle
         self.scan: MiddleScan | None = None
@@ -667,6 +675,56 @@ class _Pump:
     def start(self) -> None:
         self.thread.start()
 
+    def close(self) -> None:
+        """The wake-up pipe's descriptors, once the loop is over (``done``)."""
+        for fd in (self._wake_r, self._wake_w):
+            if fd >= 0:
+                os.close(fd)
+        self._wake_r = self._wake_w = -1
+
+    def end_of_job(self) -> None:
+        """The job has exited (reaped): a followed file is read to its end, and done once no process of the job's
+        group holds it any more (a pipe says so by its end of file; a file cannot)."""
+        self.job_ended.set()
+        if self._wake_w >= 0:
+            try:
+                os.write(self._wake_w, b"x")
+            except OSError:
+                pass
+
+    def _follow(self, f: Follow, buf: bytearray, view: memoryview) -> int:
+        """Read what the job added to followed file ``f`` since the last round (at most FOLLOW_ROUND) into the
+        capture; bytes read."""
+        cap = self.cap
+        got = 0
+        while got < FOLLOW_ROUND and f.rfd >= 0:
+            try:
+                n = os.preadv(f.rfd, (buf,), f.pos)
+            except OSError:  # an I/O error reading it back: the job's output still reaches the file
+                f.close()
+                break
+            if not n:
+                try:
+                    size = os.fstat(f.rfd).st_size
+                except OSError:
+                    break
+                if size < f.pos:  # truncated under the job (copytruncate, `: > log`): go on where it writes now
+                    f.truncated += 1
+                    f.pos = 0
+                    if not f.append:  # the job writes on at its own offset (shared with gpuvet's descriptor)
+                        try:
+                            f.pos = os.lseek(f.wfd, 0, os.SEEK_CUR)
+                        except OSError:
+                            f.pos = size
+                break
+            f.pos += n
+            got += n
+            chunk = view[:n].tobytes()
+            with cap.lock:
+                if not cap.closed:
+                    cap.add(chunk)
+        return got
+
     # the middle -------------------------------------------------------------------------------------------
     def _evict(self, blk: bytes) -> None:
         if self.scan is not None:
@@ -688,7 +746,10 @@ class _Pump:
                 old = sys.getswitchinterval()
                 sys.setswitchinterval(min(old, PREFILTER_SWITCH_S))
                 try:
-                    self._started.append(factory())
+                    scan = factory()
+                    if scan is not None:
+                        _lower_priority(scan.proc.pid)
+                    self._started.append(scan)
                 except Exception:  # noqa: BLE001 - without it the middle lines are not kept; the run goes on
                     self._started.append(None)
                 finally:
@@ -728,9 +789,12 @@ class _Pump:
         for fd in streams:
             _grow_pipe(fd)
             poller.register(fd, select.POLLIN)
-        scan_in = scan_out = False
+        follows = list(self.follows)
+        if follows:
+            poller.register(self._wake_r, select.POLLIN)
+        scan_in = scan_out = behind = False
         try:
-            while streams:
+            while streams or follows:
                 if self.scan is None and self._started:
                     self._adopt()
                 scan = self.scan
@@ -746,8 +810,16 @@ class _Pump:
                         scan_in = not scan_in
                 # while grep is being started, look again soon for it to be adopted
                 wait = 50 if (self._starting is not None and self.scan is None and not self._count_here) else None
+                if follows:
+                    wait = 0 if behind else (FOLLOW_MS if wait is None else min(wait, FOLLOW_MS))
                 got = 0
                 for fd, ev in poller.poll(wait):
+                    if fd == self._wake_r:
+                        try:
+                            os.read(fd, 64)
+                        except OSError:
+                            pass
+                        continue
                     sink = streams.get(fd)
                     if sink is not None:
                         try:
@@ -779,12 +851,23 @@ class _Pump:
                         if not scan.wants_write:
                             poller.unregister(fd)
                             scan_in = False
+                if follows:
+                    ended = self.job_ended.is_set()  # before the read: what the job wrote last is then read
+                    behind = False
+                    for f in follows:
+                        behind = self._follow(f, buf, view) >= FOLLOW_ROUND or behind
+                    if ended and not streams and not _group_holds(self.pgid, [f.key for f in follows if f.rfd >= 0]):
+                        for f in follows:
+                            self._follow(f, buf, view)
+                        follows = []
                 if 0 < got < COALESCE_BYTES and COALESCE_S > 0:
                     # a child writing line by line (stderr, `print(flush=True)`, `python -u`) would wake us
                     # for every line: let a little gather in the (1 MiB) pipe first; at most ~4 ms later
                     time.sleep(COALESCE_S)
         finally:
             self.streams_done.set()
+            for f in self.follows:
+                f.close()
         try:
             with cap.lock:
                 if not cap.closed:
@@ -804,6 +887,19 @@ class _Pump:
                     cap.finish(self.scan)
         finally:
             self.done.set()
+
+
+GREP_NICE = 10  # the middle's grep runs this much nicer than gpuvet: on a busy machine it yields to the job
+
+
+def _lower_priority(pid: int) -> None:
+    """The prefilter of the running job's middle is gpuvet's bulk CPU (~0.2 s per 60 MB): on a machine whose cores
+    are all busy (data loaders, other jobs) it waits for the job rather than competing with it.  Should it fall
+    more than MIDDLE_QUEUE behind, the rest of the middle is only counted (``run.output_unscanned_bytes``)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + GREP_NICE))
+    except (OSError, AttributeError):
+        pass
 
 
 def _child_stdin(stdin: Any) -> Any:
@@ -828,8 +924,8 @@ class _Spawned:
         self.pid = started.pid
         self.args = list(argv)
         self.returncode: int | None = None
-        self.stdout = open(started.out_fd, "rb", buffering=0)
-        self.stderr = open(started.err_fd, "rb", buffering=0)
+        self.stdout = open(started.out_fd, "rb", buffering=0) if started.out_fd >= 0 else None
+        self.stderr = open(started.err_fd, "rb", buffering=0) if started.err_fd >= 0 else None
 
     def _reap(self, flags: int) -> int | None:
         if self.returncode is None:
@@ -867,23 +963,33 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
     """Run ``argv`` (through ``system``, the machine by default); pass its output to ``out``/``err``; capture
     it; return how it ended.  ``stdin``: the stream the child reads (gpuvet's own; /dev/null when it has no
     file descriptor).  ``started``: the job is already running (``run_start.start``: ``argv``, ``env_vars`` and
-    ``stdin`` were used then); its forwarded signals are blocked until the handlers are in place."""
+    ``stdin`` were used then); its forwarded signals are blocked until the handlers are in place.  A stream of
+    ours that is a regular file the job writes straight into (``run_start.follow_file``) is read back from it."""
     oc = Outcome(list(argv))
     cap = Capture(log_cap)
     oc.capture = cap
     t0 = started.t0 if started is not None else time.monotonic()
+    follows: list[Follow] = []
     with _Forwarder(grace) as fwd:
         proc: Any
         try:
             if started is not None:
+                follows = started.follows
                 if started.error is not None:
                     raise OSError(errno.ENOENT, started.error)
                 started.adopted = True
                 proc = _Spawned(started, argv)
             else:
-                proc = _spawn(system, argv, env_vars, stdin=_child_stdin(stdin), stderr_pipe=True)
+                # straight into our own files only on the real machine (an injected System spawns with pipes)
+                plan = plan_follows((out.fd, err.fd), env_vars) if system is None else [None, None]
+                follows = unique_follows(plan)
+                proc = _spawn(system, argv, env_vars, stdin=_child_stdin(stdin), stderr_pipe=True,
+                              stdout_fd=out.fd if plan[0] is not None else None,
+                              stderr_fd=err.fd if plan[1] is not None else None)
         except (OSError, ValueError) as exc:
             oc.started_error = getattr(exc, "strerror", None) or str(exc)
+            for f in follows:
+                f.close()
             if started is not None:
                 started.unblock()
             return oc
@@ -894,8 +1000,8 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
                 timeout = max(0.0, timeout - (time.monotonic() - t0))
         if fwd.received is not None:  # a signal arrived while starting
             _killpg(proc.pid, fwd.received)
-        assert proc.stdout is not None and proc.stderr is not None
-        pump = _Pump([(proc.stdout.fileno(), out), (proc.stderr.fileno(), err)], cap, middle)
+        pipes = [(f.fileno(), sink) for f, sink in ((proc.stdout, out), (proc.stderr, err)) if f is not None]
+        pump = _Pump(pipes, cap, middle, follows, proc.pid)
         pump.start()
         try:
             try:
@@ -914,7 +1020,8 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
         finally:
             if proc.returncode is None:  # an exception on our side: never leave the child behind
                 _stop(proc, term_wait=1.0)
-            # grandchildren that still hold the pipes open: the whole group goes with the child
+            pump.end_of_job()
+            # grandchildren that still hold the pipes (or a followed file) open: the whole group goes with the child
             if not pump.streams_done.wait(1.0):
                 _killpg(proc.pid, signal.SIGTERM)
                 if not pump.streams_done.wait(2.0):
@@ -930,9 +1037,11 @@ def run_child(argv: Sequence[str], env_vars: dict[str, str], out: Sink, err: Sin
                     cap.closed = True
                     cap.finish(None)
             if pump.done.is_set():
+                pump.close()
                 for f in (proc.stdout, proc.stderr):
                     try:
-                        f.close()
+                        if f is not None:
+                            f.close()
                     except OSError:
                         pass
         oc.forwarded = fwd.received
@@ -956,6 +1065,46 @@ def _await_group_gone(pgid: int, timeout: float) -> None:
         if not _group_alive(pgid):
             return
         time.sleep(0.002)
+
+
+def _group_holds(pgid: int, keys: Sequence[tuple[int, int]]) -> bool:
+    """Whether a live process of group ``pgid`` (the job's, after the job itself has exited) has one of the files
+    ``keys`` ((device, inode)) open: it may still write into a followed file.  True where it cannot tell."""
+    if not keys or not pgid:
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False  # the group is gone: the usual case, one system call
+    except PermissionError:
+        pass
+    try:
+        pids = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return True
+    want = set(keys)
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) <= 2 or fields[2] != str(pgid).encode() or fields[0] == b"Z":
+            continue
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True  # not ours to look into: assume it writes there
+        for fd in fds:
+            try:
+                st = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in want:
+                return True
+    return False
 
 
 def _group_alive(pgid: int) -> bool:

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# r11's one H200 measurement of `gpuvet run` (issue 7, day 5), A/B: this tree (the job writes straight into a
+# file sink; the middle's grep nice +10) against BASE (another checkout's src/: main before the change), under the
+# same load.  Run from this tree's root on the device machine, main's wheels in ../.whl (device tool: carry
+# [".whl", ".dev-r11", ".dev-r11base"]):   bash bench/h200/run_r11.sh ../.dev-r11base/src
+# Writes $OUT/r11: the bench (bench.txt, run_passthrough-h200-r11.{md,json}), the failure path, the run tests under
+# this machine's Python, and what slows a job beside gpuvet (contention.txt, pipes.txt).  Every step has a time-out;
+# the whole stays under 4 minutes (the bench ~120 s).
+set -u
+BASE=${1:?usage: run_r11.sh BASE_SRC}
+BASE=$(cd "$BASE" && pwd)
+LINES=${LINES:-1000000}  # smaller (and BENCH="--mb 8 --lines 20000 --repeat 1", NO_WHL=1) for a dry run elsewhere
+BENCH=${BENCH:---quick}
+export LINES
+export NO_COLOR=1
+D=$OUT/r11; mkdir -p $D
+t() { date +%s.%N; }
+since() { awk "BEGIN{printf \"%.1f\", $(t) - $1}"; }
+S=$D/summary.txt
+t0=$(t)
+[ -n "${NO_WHL:-}" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site ../.whl/*.whl > $D/pip.txt 2>&1
+export PYTHONPATH=/tmp/site
+{ date -u; nproc; python3 --version; uptime; echo "pipe-max-size $(cat /proc/sys/fs/pipe-max-size) uid $(id -u)";
+  lscpu | grep -E "^(Model name|Thread|Core|Socket|NUMA node\(s\))" ; echo "wheels $(since $t0)s"; } > $D/machine.txt 2>&1
+cat $D/machine.txt > $S
+# 1. the bench, BASE's `gpuvet run` as a third run of every log and start-up repeat
+t0=$(t); timeout 150 python3 bench/run_passthrough.py $BENCH --name h200-r11 --out $D --compare "$BASE" \
+  --note "idle H200, A/B: r11 (file sink written straight by the job) against $BASE" > $D/bench.txt 2>&1
+echo "bench rc=$? wall=$(since $t0)s" >> $S; cat $D/run_passthrough-h200-r11.md >> $S 2>/dev/null
+# 2. a failed job after 1,000,000 log lines: the wall time from the job's end to gpuvet's exit (bundle + diagnosis)
+cat > /tmp/failjob.py <<'EOF'
+import sys, time
+w = sys.stdout.write
+acc = 0.0
+for step in range(int(sys.argv[1])):
+    acc += (step % 97) * 1e-3
+    w(f"[rank0] step {step} | loss {2.5 - acc / (step + 1):.4f} | lr 3.0e-04 | tok/s {12000 + step % 500}\n")
+sys.stdout.flush()
+sys.stderr.write("RuntimeError: CUDA error: out of memory\n")
+open("/tmp/failjob.end", "w").write(str(time.time()))
+sys.exit(1)
+EOF
+t0=$(t)
+for src in "$BASE" "$PWD/src"; do for sink in /dev/null /tmp/failsink.log; do
+  rm -rf /tmp/fb; s=$(t)
+  PYTHONPATH=$src:/tmp/site timeout 30 python3 -m gpuvet run --no-here --bundle /tmp/fb -- python3 /tmp/failjob.py $LINES > $sink 2>/tmp/fb.err
+  rc=$?; e=$(t)
+  echo "failure path $src > $sink: rc=$rc total $(awk "BEGIN{printf \"%.2f\", $e - $s}") s, after the job's end $(awk "BEGIN{printf \"%.2f\", $e - $(cat /tmp/failjob.end)}") s; $(ls /tmp/fb | tr '\n' ' '); $(python3 -c "import json; d=json.load(open('/tmp/fb/diagnosis.json')); print(d['diagnoses'][0]['cause'] if d['diagnoses'] else None, d['run']['output_bytes'])" 2>&1)" >> $D/failure.txt
+done; done
+echo "failure path wall=$(since $t0)s" >> $S; cat $D/failure.txt >> $S
+# 3. the run tests under this machine's Python
+t0=$(t); PYTHONPATH=/tmp/site:$PWD/src timeout 45 python3 -m pytest -q -p no:cacheprovider tests/test_run_start.py \
+  tests/test_run_fast.py tests/test_run_cmd.py tests/test_run_robust.py tests/test_run_pipe.py tests/test_run_file.py > $D/pytest-run.txt 2>&1
+echo "pytest run tests rc=$? wall=$(since $t0)s: $(tail -1 $D/pytest-run.txt)" >> $S
+# 4. what slows the bench's job beside gpuvet: its own CPU into /dev/null alone, with grep (the middle's prefilter)
+#    busy on another core (plain, and nice +10), into `| cat`; and a pipe reader's strategies (pipe_reader.py)
+t0=$(t); timeout 25 python3 - > $D/contention.txt 2>&1 <<'EOF'
+import os, resource, statistics, subprocess, sys, time
+sys.path.insert(0, "src")
+from gpuvet.app.run import middle_patterns
+pf = "/tmp/pats.txt"; open(pf, "w").write("\n".join(middle_patterns()) + "\n")
+big = "/tmp/big.log"
+with open(big, "w") as fh:
+    for i in range(int(os.environ["LINES"])):
+        fh.write(f"[rank0] step {i} | loss 2.5 | lr 3.0e-04 | tok/s {12000 + i % 500}\n")
+JOB = ("import resource, sys\nw = sys.stdout.write\nacc = 0.0\nfor step in range(" + os.environ["LINES"] + "):\n"
+       "    acc += (step % 97) * 1e-3\n    w(f'[rank0] step {step} | loss {2.5 - acc / (step + 1):.4f} | lr 3.0e-04 | tok/s {12000 + step % 500}\\n')\n"
+       "sys.stdout.flush()\nru = resource.getrusage(resource.RUSAGE_SELF)\nsys.stderr.write(f'{ru.ru_utime + ru.ru_stime}\\n')\n")
+env = dict(os.environ); env.pop("PYTHONUNBUFFERED", None)
+def job(shell_tail="> /dev/null", burner=None):
+    b = subprocess.Popen(["sh", "-c", f"{burner} while :; do LC_ALL=C grep -a -n -E -f {pf} {big} > /dev/null; done"],
+                         start_new_session=True) if burner is not None else None
+    time.sleep(0.05 if b else 0)
+    t = time.perf_counter()
+    p = subprocess.run(["sh", "-c", f'"$@" {shell_tail}', "sh", sys.executable, "-c", JOB], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if b:
+        os.killpg(b.pid, 9)
+        b.wait()
+    return wall, float(p.stderr.split()[-1])
+V = {"bare > /dev/null": lambda: job(), "> /dev/null, grep busy": lambda: job(burner=""),
+     "> /dev/null, grep busy nice 10": lambda: job(burner="renice -n 10 $$ > /dev/null;"),
+     "| cat > /dev/null": lambda: job("| cat > /dev/null"), "> file": lambda: job("> /tmp/c.log")}
+res = {k: [] for k in V}
+for _ in range(3):
+    for k, f in V.items():
+        res[k].append(f())
+for k, xs in res.items():
+    print(f"{k:34s} job CPU median {statistics.median(x[1] for x in xs):.3f} s, wall {statistics.median(x[0] for x in xs):.3f} s  ({' '.join('%.2f' % x[1] for x in xs)})")
+print("load", os.getloadavg())
+EOF
+echo "contention rc=$? wall=$(since $t0)s" >> $S; cat $D/contention.txt >> $S
+t0=$(t); REPS=3 timeout 20 python3 bench/h200/pipe_reader.py $LINES "bare;64k-pipe,1M-read,nocoal;1M-pipe,1M-read,4ms(current);1M-pipe,1M-read,nocoal" > $D/pipes.txt 2>&1
+echo "pipes rc=$? wall=$(since $t0)s" >> $S; cat $D/pipes.txt >> $S
+uptime >> $S
+cat $S
