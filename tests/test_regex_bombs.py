@@ -53,14 +53,19 @@ def _cost(rx, text) -> float:
 def test_pattern_is_linear_on_bombs(name, rx):
     for pre in _needles(rx):
         for unit in UNITS:
-            costs = []
-            for n in (250, 1000, 4000):
-                text = pre + unit * n + pre + "!"
-                c = _cost(rx, text)
-                costs.append(c)
-                assert c < 0.5, (name, repr(pre), repr(unit), n, c)
-            for a, b in zip(costs, costs[1:]):
-                assert b < 10 * max(a, 0.004), (name, repr(pre), repr(unit), costs)
+            # a super-linear pattern fails every attempt; a busy machine (a 4x slower slice between the two sizes)
+            # fails one now and then, so the ratio is measured again, up to three times, before it counts
+            for attempt in range(3):
+                costs = []
+                for n in (250, 1000, 4000):
+                    text = pre + unit * n + pre + "!"
+                    c = _cost(rx, text)
+                    costs.append(c)
+                    assert c < 0.5, (name, repr(pre), repr(unit), n, c)
+                if all(b < 10 * max(a, 0.004) for a, b in zip(costs, costs[1:])):
+                    break
+            else:
+                raise AssertionError((name, repr(pre), repr(unit), costs))
 
 
 def test_pasted_parsers_on_blank_line_bombs():
