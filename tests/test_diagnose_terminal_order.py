@@ -67,3 +67,15 @@ def test_the_ci_gate_alone_blames_the_gate_not_the_stack():
     assert any(n["code"] == "RTM028" for n in doc["notes"])
     full = run_cli(["diagnose", "--format", "json", "-"], stdin=(FOUNDING / "ci_commands.txt").read_text()).json()
     assert full["diagnoses"][0]["cause"] == "runtime-mismatch" and full["diagnoses"][0]["checks"] == ["RTM021"]
+
+
+def test_ranked_order_puts_a_checks_information_note_after_the_causes():
+    # run's report on a machine with live information findings (the H200's BLD045: a cuDNN copy not loaded) lists
+    # them before the diagnosis; the screen draws the causes first, in rank order
+    from gpuvet.model import Finding, Outcome, Severity
+    from gpuvet.render.terminal import order_failed
+
+    note = Finding(code="BLD045", name="n", title="cuDNN copy not loaded", outcome=Outcome.FAILED, severity=Severity.INFO)
+    first = Finding(code="LOG140", name="n", title="a kernel assert", outcome=Outcome.FAILED, severity=Severity.WARNING)
+    second = Finding(code="LOG002", name="n", title="no kernel image", outcome=Outcome.FAILED, severity=Severity.ERROR)
+    assert [f.code for f in order_failed([note, first, second], ranked=True)] == ["LOG140", "LOG002", "BLD045"]

@@ -174,8 +174,8 @@ def order_failed(findings: Iterable[Finding], ranked: bool = False) -> list[Find
     ``ranked`` (diagnose, run: the findings are causes in the order the ranker put them): that order, so
     the first cause drawn is the verdict's, never a more severe but less likely one."""
     failed = [f for f in findings if f.outcome is Outcome.FAILED]
-    if ranked:
-        return failed
+    if ranked:  # the ranker's order; a check's information note (run's live BLD045) after the causes, never before
+        return sorted(failed, key=lambda f: (bool(f.acknowledged), f.severity <= Severity.INFO))
     return sorted(failed, key=lambda f: (bool(f.acknowledged), -int(f.severity), f.code))
 
 
