@@ -5,7 +5,7 @@ The same pipeline and metric as bench/tuning_score.py (incident_cv.analyse / hit
 twice: ``rules`` (signatures, facts, vocabulary fallback; learned=None) and ``shipped`` (with the packaged learned
 model, which was trained on these very cases: optimistic).  Both are tuned-on numbers: the signatures were written
 from these cases too.  ``--compare OLD.json`` prints the cases whose rules-only top-1 changed.
-bench/incidents-new5/frozen is refused (incident_cv.load_cases).
+bench/incidents-new6/frozen is refused (incident_cv.load_cases).
 
     .venv/bin/python bench/nonamd_score.py [--json OUT] [--compare OLD.json] [--platform cuda] [--src TREE/src] [DIR ...]
 

@@ -6,7 +6,7 @@ The same pipeline and metric as ``../shared/benchmarks/score_incidents.py`` with
 before/after comparison can be scored in a minute on a loaded machine (``PYTHONPATH=<other tree>/src`` scores
 another tree's code).  The shipped model was trained on these very cases: the numbers are tuned-on
 (optimistic); bench/incident_cv.py gives the grouped cross-validation estimate.
-bench/incidents-new5/frozen is refused (incident_cv.load_cases).
+bench/incidents-new6/frozen is refused (incident_cv.load_cases).
 
     .venv/bin/python bench/tuning_score.py [--json OUT] [DIR ...]
 """

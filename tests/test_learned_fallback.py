@@ -1,5 +1,6 @@
 """The learned fallback (logs/learned.py): shape tokens, the shipped model file, and where it may speak."""
 import json
+import re
 import subprocess
 import sys
 
@@ -41,7 +42,9 @@ def test_shipped_model_is_small_built_from_tuning_data_only():
     assert path.stat().st_size < 300 * 1024
     doc = json.loads(path.read_text(encoding="utf-8"))
     dirs = doc["trained_on"]["dirs"]
-    assert dirs and all("new5/frozen" not in d and "new5-frozen" not in d for d in dirs), dirs
+    held_out = re.search(r'^HELD_OUT = "([^"]+)"', (ROOT / "tools" / "train_fallback.py").read_text(), re.M)
+    assert held_out, "tools/train_fallback.py names its HELD_OUT half"
+    assert dirs and all(held_out.group(1) not in d for d in dirs), dirs
     assert sum(dirs.values()) == doc["trained_on"]["cases"] >= 400
     model = learned.load()
     assert model is not None and "none" in model.classes and 0.3 <= model.abstain < 1

@@ -1,0 +1,31 @@
+"""Add collected incident cases to bench/incidents-new6 (issue 9's sixth batch, day 6), split by thread URL.
+
+Usage:
+    python3 bench/incidents-new6/ingest.py --tag r|c BATCH [...]    # r: g6r's ROCm cases, c: g6c's everything else
+    python3 bench/incidents-new6/ingest.py --stats [--write]        # count tables (--write: into README.md)
+
+Ids: n6r-tNNNN / n6r-fNNNN (--tag r), n6c-tNNNN / n6c-fNNNN (--tag c).  Threads already used in
+../shared/benchmarks/incidents/dev, bench/incidents-heldout, bench/incidents-new, incidents-new2, incidents-new3, incidents-new4 and incidents-new5
+(both halves), in tests/fixtures or in this set are refused.  The batch format, split rule and refusals are
+bench/incident_sets.py's (one implementation for every gathered set).  Nothing here runs gpuvet.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from incident_sets import BASE_DIRS, HALVES, IncidentSet, format_problem, halves_of, thread_key  # noqa: E402,F401
+
+SET = IncidentSet(name="incidents-new6", prefix="n6", collectors={"r": "g6r", "c": "g6c"},
+                  earlier={**BASE_DIRS, "incidents-new2": halves_of("incidents-new2"),
+                           "incidents-new3": halves_of("incidents-new3"),
+                           "incidents-new4": halves_of("incidents-new4"),
+                           "incidents-new5": halves_of("incidents-new5")})
+used_threads, cases_here, ingest, stats, write_stats, main = (
+    SET.used_threads, SET.cases_here, SET.ingest, SET.stats, SET.write_stats, SET.main)
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
