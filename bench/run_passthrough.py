@@ -29,7 +29,7 @@ others for identical work, its own user time doubling, so a median of a few alte
 runs landed slow):
 
 * **Pairs.**  Every log row is ``--pairs`` interleaved sets of its arms (bare, gpuvet, the ``cat`` arm in the
-  per-line /dev/null row, the other tree with ``--compare``), each set run back to back in a random order (seeded,
+  /dev/null rows, the other tree with ``--compare``), each set run back to back in a random order (seeded,
   ``--seed``), after one warm-up run of each arm.  A row stops adding sets after ``--row-seconds`` (never below
   ``MIN_PAIRS``), so the whole has a bounded run time on a slow machine.  The overhead is computed per set (each arm
   against the bare run of the same set) and summarised by its median with a distribution-free confidence interval
@@ -259,14 +259,19 @@ def _job_start_delay(cmd: list[str], env: dict[str, str], reps: int) -> float:
 
 
 def _interp_start(env: dict[str, str], reps: int) -> dict[str, float]:
-    """Median milliseconds of ``python -c pass`` and ``python -S -c pass`` (no site: no .pth files run)."""
+    """Median milliseconds from launching ``python -c`` (with site, and ``-S``: no site, no .pth files run) to its
+    first statement reading the clock: the part of ``gpuvet run``'s job-start delay that is the interpreter's."""
     res = {}
-    for label, args in (("python -c pass", ["-c", "pass"]), ("python -S -c pass", ["-S", "-c", "pass"])):
+    code = "import time; print(time.time_ns())"
+    for label, args in (("python", ["-c", code]), ("python -S", ["-S", "-c", code])):
         xs = []
         for _ in range(reps):
-            t = time.perf_counter()
-            subprocess.run([PY, *args], env=env)
-            xs.append((time.perf_counter() - t) * 1e3)
+            t0 = time.time_ns()
+            out = subprocess.run([PY, *args], env=env, capture_output=True, text=True).stdout
+            try:
+                xs.append((int(out.split()[0]) - t0) / 1e6)
+            except (ValueError, IndexError):
+                continue
         res[label] = round(_med(xs), 1)
     return res
 
@@ -350,7 +355,7 @@ def main() -> int:
                     help="the same for the per-line (stderr) rows (default: --row-seconds x 5/3)")
     ap.add_argument("--cpus", default="auto", help="auto, none, or JOB:REST (CPU lists, e.g. 15:13,14)")
     ap.add_argument("--seed", type=int, default=7, help="of the random order of the arms in each set")
-    ap.add_argument("--no-cat", action="store_true", help="no `| cat` arm in the per-line /dev/null row")
+    ap.add_argument("--no-cat", action="store_true", help="no `| cat` arm in the /dev/null rows")
     ap.add_argument("--cases", default="", help="comma-separated subset of throughput,log_stdout,log_stderr,startup")
     ap.add_argument("--compare", default="", metavar="SRC",
                     help="another checkout's src/ (e.g. main's): its `gpuvet run` is one more arm of every log set "
@@ -434,7 +439,7 @@ def main() -> int:
                     path = os.devnull if sink == "null" else sink_file
                     arms = {"bare": job, "gpuvet": gpuvet + job}
                     envs = {"bare": e, "gpuvet": e, "cat": e, "other": oe}
-                    if name == "log_stderr" and sink == "null" and not a.no_cat:
+                    if sink == "null" and not a.no_cat:
                         arms["cat"] = ["sh", "-c", '"$@" %s| cat > /dev/null' % ("2>&1 " if both else ""), "sh", *job]
                     if a.compare:
                         arms["other"] = gpuvet + job
@@ -552,8 +557,9 @@ def markdown(doc: dict) -> str:
                      + (f", the other tree {st['other_median_s']} s" if "other_median_s" in st else "")
                      + f".  `date` as the job starts {js.get('gpuvet')} ms after the launch (bare {js.get('bare')} ms"
                      + (f", the other tree {js.get('other')} ms" if "other" in js else "")
-                     + f"); the interpreter alone: `python -c pass` {it.get('python -c pass')} ms, `python -S -c pass` "
-                     f"{it.get('python -S -c pass')} ms (the difference is site: the .pth files of site-packages).\n")
+                     + f"); an interpreter reaches its first statement after {it.get('python')} ms (`python -c`), "
+                     f"{it.get('python -S')} ms with `-S` (the difference is site: the .pth files of site-packages): the "
+                     "rest of the delay is gpuvet's own (its imports before the spawn, the spawn).\n")
     lines.append(
         "How to read it: each set runs its arms (bare, `gpuvet run`, and the others named) back to back in a random "
         "order; the overhead of a set is its arm's wall (or whole-tree CPU) time against the bare run of the same set. "

@@ -142,9 +142,9 @@ def test_passthrough_bench_runs_and_reports(tmp_path):
         for sink in ("null", "file"):
             row = res[name][sink]
             assert row["sets"] == 6 and row["used"] in (6, 6 - row["mixed"]) and len(row["raw"]) == 6
-            assert sorted(row["raw"][0]["order"]) == sorted(["bare", "gpuvet"] + (["cat"] if (name, sink) == ("log_stderr", "null") else []))
+            assert sorted(row["raw"][0]["order"]) == sorted(["bare", "gpuvet"] + (["cat"] if sink == "null" else []))
             assert row["gpuvet"]["verdict"] in ("met", "not met", "cannot tell")
             assert "cpu_overhead_pct" in row["gpuvet"] and len(row["raw"][0]["spins"]) == len(row["raw"][0]["order"]) + 1
-    assert res["startup"]["interpreter_ms"]["python -S -c pass"] > 0
+    assert res["startup"]["interpreter_ms"]["python -S"] > 0
     md = (tmp_path / "run_passthrough-t.md").read_text()
     assert "MB/s" in md and "verdict" in md

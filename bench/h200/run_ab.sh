@@ -10,6 +10,8 @@
 #   failure    a job failing after $LINES log lines, into /dev/null and into a file: the job's end to gpuvet's exit
 #   tests      tests/test_run*.py under this machine's Python
 #   startup    the interpreter's own start-up (python -c pass / -S / -I) and what site imports
+#   venv       the README's install path: gpuvet's wheel ($WHEEL, e.g. built by `pip wheel --no-deps .`) alone in a
+#              fresh venv; when the job starts under its `gpuvet` console script, against this tree's `python3 -m gpuvet`
 #   contention the bench's job's CPU beside grep (plain, nice +10), into `| cat`, into a file
 #   pipes      a pipe reader's strategies (bench/h200/pipe_reader.py)      gil   the GIL hand-off (gil_handoff.py)
 # Every step has a time-out; the default steps stay under 4 minutes.  For a dry run elsewhere:
@@ -80,6 +82,38 @@ for r in sorted(rows, key=lambda r: -int(r[1]))[:8]:
     print("importtime cumulative", r[1].strip(), "us", r[2].rstrip())
 EOF
   cat $D/startup.txt >> $S
+fi
+if want venv && [ -n "${WHEEL:-}" ]; then
+  t0=$(t); { python3 -m venv /tmp/rv && /tmp/rv/bin/pip install -q --no-index --no-deps "$WHEEL"; } > $D/venv.txt 2>&1
+  echo "venv rc=$? wall=$(since $t0)s" >> $D/venv.txt
+  timeout 40 python3 - >> $D/venv.txt 2>&1 <<'EOF'
+import os, statistics, subprocess, sys, time
+def first(argv, reps=15, env=None):
+    xs = []
+    for _ in range(reps):
+        t0 = time.time_ns()
+        out = subprocess.run(argv, capture_output=True, text=True, env=env).stdout
+        try:
+            xs.append((int(out.split()[0]) - t0) / 1e6)
+        except (ValueError, IndexError):
+            pass
+    return f"median {statistics.median(xs):.1f} ms, min {min(xs):.1f} ms ({len(xs)} runs)" if xs else "no output"
+clock = ["-c", "import time; print(time.time_ns())"]
+plain = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+print("venv python reaches its first statement:", first(["/tmp/rv/bin/python", *clock], env=plain))
+print("venv python -S reaches its first statement:", first(["/tmp/rv/bin/python", "-S", *clock], env=plain))
+print("venv `gpuvet run -- date`: the job starts after", first(["/tmp/rv/bin/gpuvet", "run", "--no-here", "--", "date", "+%s%N"], env=plain))
+p = subprocess.run(["/tmp/rv/bin/python", "-X", "importtime", "/tmp/rv/bin/gpuvet", "run", "--no-here", "--", "true"],
+                   capture_output=True, text=True, env=plain)
+rows = [ln.split("|") for ln in p.stderr.splitlines() if ln.count("|") == 2 and not ln.split("|")[2].startswith("  ")]
+print("venv console script, top-level imports (cumulative us; `re` is pip's script template's):",
+      ", ".join(f"{r[2].strip()} {r[1].strip()}" for r in rows if r[2].strip() in ("site", "re", "gpuvet.cli.fast", "gpuvet.app.run_start", "gpuvet.app.run")))
+print("system python3 reaches its first statement:", first([sys.executable, *clock]))
+env = dict(os.environ, PYTHONPATH="src:" + os.environ.get("PYTHONPATH", ""))
+print("system `python3 -m gpuvet run -- date` (this tree, as the bench runs it): the job starts after",
+      first([sys.executable, "-m", "gpuvet", "run", "--no-here", "--", "date", "+%s%N"], env=env))
+EOF
+  cat $D/venv.txt >> $S
 fi
 if want contention; then
   t0=$(t); timeout 25 python3 - > $D/contention.txt 2>&1 <<'EOF'
