@@ -117,3 +117,31 @@ def test_invalid_device_ordinal_under_mig_is_device_access():
 def test_device_count_symptom():
     assert _first("`torch.cuda.device_count()` returns `0`, when used on an A100 in MIG-Mode:\n"
                   "CUDA_VISIBLE_DEVICES=MIG-feee0c61-26ec-5616-bb59-b6d777cc4f34 ipython\n") == "device-access"
+
+
+# -- second landing: `none` precision and the CPU-only guard -------------------------------------------------------
+def test_oom_tied_to_the_batch_size_is_the_workload():
+    oom = ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 8.00 GiB total capacity; 4.78 GiB "
+           "already allocated; 0 bytes free; 6.10 GiB reserved in total by PyTorch)\n")
+    assert _first(oom) == "memory-allocator"  # the numbers alone read as fragmentation
+    assert _first("training works with --batch=8; with any bigger batch, es: 12:\n" + oom) is None
+
+
+def test_flash_attn_input_checks_blame_nothing_but_its_arch_check_does():
+    assert _first("  A = flash_attn_func(Q, K, V, causal = True)\n"
+                  "RuntimeError: FlashAttention only support fp16 and bf16 data type\n") is None
+    assert _first("RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n") == "gpu-arch-unsupported"
+
+
+def test_ctranslate2_compute_type_on_cpu_is_a_setting():
+    err = ("ValueError: Requested float16 compute type, but the target device or backend do not support efficient "
+           "float16 computation.\n")
+    assert _first('    model = WhisperModel(model_path, device="cpu", compute_type="float16")\n' + err) is None
+    assert _first('    model = WhisperModel(model_path, device="cuda", compute_type="float16")\n' + err) == \
+        "gpu-arch-unsupported"
+
+
+def test_program_guard_on_is_available_reads_as_no_usable_gpu():
+    text = ('  File "D:\\\\proj\\\\models\\\\networks.py", line 86, in define_G\n'
+            "    assert(torch.cuda.is_available())\nAssertionError\n")
+    assert _first(text) == "cpu-only-build"

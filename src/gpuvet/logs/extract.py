@@ -99,6 +99,11 @@ HINTS: dict[str, str] = {
     # (not nvidia-smi's "MIG M." column header, which every table prints)
     "mig": r"\bMIG-(?:GPU-)?[0-9a-f]{8}-|\b[1-7]g\.[0-9]{1,3}gb\b|\bMIG[ -](?:mode|[Ee]nabled|instances?|slices?|partitions?|devices?|configuration)\b"
            r"|(?i:\bMIG (?:is )?enabled\b|\b(?:in|with|under|on) MIG\b|\bMIG[- ]partitioned\b|\bpartitioned (?:with MIG|A100|H100))",
+    # the reporter ties a failure to the batch size ("any bigger batch", "reduce the batch size", batch_size=...)
+    "batch-said": r"(?i:\bbatch[ _-]?size\b|\b(?:bigger|larger|smaller|lower|reduc\w*|decreas\w*|increas\w*|chang\w*) (?:the |my )?batch\b"
+                  r"|\bbatch (?:of|=) ?[0-9]|--batch\b)",
+    # the program asks for the CPU device (device="cpu", --device cpu): CPU-only kernels, dtypes and settings are its own
+    "cpu-device-asked": r"\bdevice ?= ?[\"']cpu[\"']|--device[ =][\"']?cpu\b",
     # a batch scheduler: a job only sees the GPUs it requested
     "job-scheduler": r"\b(?:[Ss]lurm|SLURM|sbatch|srun|salloc)\b|--gres\b",
     # the package index of one vendor's torch builds (what pip was pointed at decides the build it installs)
