@@ -26,6 +26,7 @@ from .match import ScanResult
 from .signatures import Signature
 
 import re
+from ..model.lazyre import lazy
 
 MIN_CONFIDENCE = 0.2
 GPU_WORDS = re.compile(r"cuda|CUDA|hip|HIP|gpu|GPU|device|nvidia|NVIDIA|rocm|ROCm|cudnn|nccl|driver", re.I)
@@ -44,13 +45,13 @@ GENERIC_DISCOUNT = 0.6  # a generic symptom adds little when a specific message 
 SKEW_CAUSES = ("runtime-mismatch", "driver-too-old")
 DECISIVE = 0.9
 # words of the GPU stack's layers: a line naming none of them (a checkpoint, a dataset) is no stack error to guess at
-STACK_WORDS = re.compile(GPU_WORDS.pattern + r"|\b(?:roc|hip|miopen|rccl|amdgpu|kfd|hsa|gfx|tensile|cu[a-z]*|nvcc|ptx|sm_\d"
+STACK_WORDS = lazy(GPU_WORDS.pattern + r"|\b(?:roc|hip|miopen|rccl|amdgpu|kfd|hsa|gfx|tensile|cu[a-z]*|nvcc|ptx|sm_\d"
                          r"|triton|inductor|xformers|bitsandbytes|flash|vllm|jax|xla|tensorflow|onnx|tensorrt|llama|ggml"
                          r"|ollama|torch|deepspeed|apex|kernel|driver|lib\w+\.so|\.dll|compil|ninja|gcc|clang|nvml|amdgcn|wavefront"
                          r"|radeon|instinct|\bMI\d{3}|\bRX ?\d{3,4}|xtx|core dumped|docker|container|podman|\bgid\b|render|video)", re.I)
 # ... and NVIDIA's GPUs by name (a separate, word-anchored pattern: each alternative more in STACK_WORDS costs every
 # character of every line it reads)
-NVIDIA_GPU_WORDS = re.compile(r"\b(?:[RG]TX ?\d{3,4}(?:ti)?|geforce|quadro|tesla|[AHB]100|[HB]200)\b", re.I)
+NVIDIA_GPU_WORDS = lazy(r"\b(?:[RG]TX ?\d{3,4}(?:ti)?|geforce|quadro|tesla|[AHB]100|[HB]200)\b", re.I)
 
 
 # Fix shown when a signature's alternative/contextual reading names another cause than its own: the
