@@ -191,10 +191,24 @@ def to_finding(d: Diagnosis) -> Finding:
     ev = tuple(Evidence(e["text"], source=e.get("signature") or e.get("hint", "") or e.get("source", ""),
                         line=e.get("line")) for e in d.evidence)
     fixes = _fixes(d)
-    severity = SEVERITY.get(d.cause, Severity.ERROR) if d.confidence > TENTATIVE + 1e-9 else Severity.WARNING
+    severity = _severity(d)
     return Finding(code=code, name=name, severity=severity, outcome=Outcome.FAILED,
                    title=f"{d.cause} ({d.component}, confidence {d.confidence:.2f}): {d.title}", why=d.why,
                    evidence=ev, fixes=fixes, cause=d.cause, component=d.component)
+
+
+def _severity(d: Diagnosis) -> Severity:
+    """A diagnosis's severity: a warning ("low confidence") when no single reading of it is more than tentative
+    (several "can also mean" readings of 0.25 combine to 0.33-0.39, still guesses, drawn [critical] for a
+    hardware-fault before); a cause's own severity (hardware-fault: critical) only when a fact or a signature
+    names it outright; else an error."""
+    weights = [c.weight for c in d.contributions] or [d.confidence]
+    if d.confidence <= TENTATIVE + 1e-9 or max(weights) <= TENTATIVE + 1e-9:
+        return Severity.WARNING
+    if d.contributions and not any(c.kind in ("fact", "signature") and c.weight > TENTATIVE + 1e-9
+                                   for c in d.contributions):
+        return Severity.ERROR  # the learned model's or the vocabulary's reading alone
+    return SEVERITY.get(d.cause, Severity.ERROR)
 
 
 def _fixes(d: Diagnosis) -> tuple[Fix, ...]:

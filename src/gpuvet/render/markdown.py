@@ -59,6 +59,16 @@ def render_markdown(report: Report, verbose: bool = False, stack: bool = False, 
                 cmd = f": `{x.command}`" if x.command and x.command not in x.text else ""
                 out.append(f"- {_cell(x.text)}{cmd} [{tag}]")
         out.append("")
+    signals = [] if report.extra.get("diagnoses") else \
+        [s for s in report.extra.get("user_code_signals") or [] if isinstance(s, dict)]
+    if signals:  # diagnose, run: what the text shows when no stack cause is blamed (the terminal's "●" lines)
+        out += ["## What the text shows: your code or data, not the stack", ""]
+        for sig in signals:
+            out += [f"### `{_cell(sig.get('signature', ''))}` {_cell(sig.get('title', ''))}", ""]
+            if sig.get("meaning"):
+                out += [_cell(sig["meaning"]), ""]
+            out += [f"- `{_cell(e.get('text'))}` (line {e.get('line')})" for e in (sig.get("evidence") or [])[:4]]
+            out.append("")
     notes = [n for n in report.extra.get("notes") or [] if isinstance(n, dict)]
     if notes:  # diagnose: what the facts explain without being a cause
         out += ["## Notes", ""]

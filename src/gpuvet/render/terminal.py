@@ -117,10 +117,20 @@ def render_terminal(report: Report, color: bool = False, width: int = 80, verbos
         out.para(f"! {i.get('source')}: {i.get('note') or 'not recognised'}; left out", code="33")
     if skipped_inputs:
         out.blank()
-    shown_input = str(report.meta.get("input") or "") if is_ranked(report) else ""
-    for f in order_failed(report.findings, is_ranked(report)):
-        _finding(out, f, shown_input=shown_input)
+    ranked = is_ranked(report)
+    shown_input = str(report.meta.get("input") or "") if ranked else ""
+    failed = order_failed(report.findings, ranked)
+    # a ranked report (diagnose, run): the causes, or what the text shows instead (user code, data), come right
+    # after the verdict; the notes and a check's information findings (run's live BLD045) after them
+    later = [f for f in failed if f.severity <= Severity.INFO] if ranked else []
+    for f in failed:
+        if f not in later:
+            _finding(out, f, shown_input=shown_input)
+    if ranked:
+        _diagnoses(out, report)
     _notes(out, report)
+    for f in later:
+        _finding(out, f, shown_input=shown_input)
     unknown = [f for f in report.findings if f.outcome is Outcome.UNKNOWN]
     if verbose:
         for f in unknown:
@@ -132,7 +142,8 @@ def render_terminal(report: Report, color: bool = False, width: int = 80, verbos
         out.blank()
         for line in unknown_lines(report, unknown):
             out.para(line, code="33" if not color else "33")
-    _diagnoses(out, report)
+    if not ranked:
+        _diagnoses(out, report)
     if report.facts is not None and not report.extra.get("hide_stack"):
         _stack(out, report, full=stack or verbose)
     _score(out, report)
