@@ -184,7 +184,10 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
         # a message whose context rule reads it as the user's own (cause none: "Torch not compiled with CUDA" from
         # someone who says the machine has no GPU) is a user-code signal here
         here_user = any(r.cause == "none" and r.applies(hints) for r in sig.resolve)
-        (user_code if sig.user_code or here_user else stack_sigs).append(sig)
+        # ... and a user-code message whose context rule names a stack cause (an invalid device ordinal under MIG,
+        # where a process sees one instance whatever the launcher asks) is a stack message here
+        here_stack = sig.user_code and any(r.cause != "none" and r.applies(hints) for r in sig.resolve)
+        (user_code if (sig.user_code or here_user) and not here_stack else stack_sigs).append(sig)
     if any(not s.generic and s.weight >= USER_DATA_DECISIVE for s in user_code):
         # a decisive user-data error (an index or label out of range) is what failed first: the workload-side
         # symptoms CUDA reports after it (a cuBLAS handle that cannot be created, out of memory) are that failure
@@ -519,9 +522,23 @@ def _vocabulary_other(d: Diagnosis) -> bool:
     return d.cause == "other" and all(c.kind == "fallback" for c in d.contributions)
 
 
+# an out-of-memory report names its own layer (capacity or the allocator), whatever the GPU
+_OOM_WORDS = re.compile(r"out of (?:GPU |device |video )?memory|not enough (?:GPU |device |video )*memory|\bOOM\b", re.I)
+
+
+_GFX = re.compile(r"\bgfx[0-9]{3,4}[a-z]?\b")
+_TARGET_LIST = re.compile(r"(?i)(?:targets?|_ARCH|arch_list|offload-arch)\s*[=:]\s*['\"]?gfx")
+
+
 def _arch_prior(scan: ScanResult, out: list[Diagnosis]) -> list[Diagnosis]:
     h = scan.hints.get("amd-unlisted-arch")
     if h is None or not {"amd", "amd-gpu", "amd-gpu-said"} & scan.hint_names or not _has_error(scan):
+        return out
+    if _TARGET_LIST.search(h.text) or len(set(_GFX.findall(h.text))) >= 3:
+        return out  # a build's target list (--rocm_amdgpu_targets=gfx803,...), not the GPU of this machine
+    from .learned import reading_lines
+
+    if any(_OOM_WORDS.search(t) for _n, t in reading_lines(scan.error_lines, getattr(scan, "symptom_lines", ()))):
         return out
     have = next((d for d in out if d.cause == "gpu-arch-unsupported"), None)
     others = [d for d in out if d is not have]
