@@ -2,7 +2,7 @@
 jobs (writing to /dev/null and to a regular file), and the CPU time gpuvet itself spends, with a verdict per row
 that a noisy machine cannot fake.
 
-    python bench/run_passthrough.py --quick --name h200   # the closing-run command (~150-190 s on the H200)
+    python bench/run_passthrough.py --quick --name h200   # the closing-run command (est. ~150-170 s on the H200)
     python bench/run_passthrough.py [--mb 512] [--lines 1000000] [--pairs 21] [--row-seconds 60] [--out DIR] [--name X]
     python bench/run_passthrough.py --quick --compare ../other-checkout/src   # A/B: the other's `gpuvet run` as an arm too
 
@@ -397,7 +397,7 @@ def _speed_free(beyond: dict[str, Any], ratio: dict[str, Any], sink: str) -> dic
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
-                    help="256 MiB, 1,000,000 lines, up to 21 sets a log row within 20 s (33 s for the per-line rows): ~160 s on the H200")
+                    help="256 MiB, 1,000,000 lines, up to 21 sets a log row within 20 s (33 s for the per-line rows): ~160 s on the H200 (estimated)")
     ap.add_argument("--mb", type=int, default=512)
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5, help="runs of the throughput and start-up rows")
