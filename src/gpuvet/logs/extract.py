@@ -61,7 +61,14 @@ HINTS: dict[str, str] = {
                          r"|(?i:\bRX ?(?:[45][5-9]0|5[3-7]00|6[4-7][05]0|7600)(?: ?XT| ?S| ?M)?\b|\bRadeon (?:\w+ )?7[68]0M\b|\bPro WX ?[2-7]100\b)"
                          # APU graphics as lspci names them: Raven/Picasso gfx902, Renoir/Lucienne/Cezanne/Barcelo
                          # gfx90c, Rembrandt gfx1035, Raphael gfx1036
-                         r"|\[AMD/ATI\] (?:Raven|Picasso|Renoir|Lucienne|Cezanne|Barcelo|Rembrandt|Raphael)\b",
+                         r"|\[AMD/ATI\] (?:Raven|Picasso|Renoir|Lucienne|Cezanne|Barcelo|Rembrandt|Raphael)\b"
+                         # the GCN generations ROCm dropped (LLVM AMDGPUUsage's processor table: GFX6 Southern Islands
+                         # gfx600-602, GFX7 Sea Islands gfx700-705 (Hawaii gfx701/702: FirePro W8100/W9100, S9150,
+                         # R9 290/390; Bonaire gfx704: HD 7790, R7 260), GFX8 Carrizo gfx801, Tonga/Iceland gfx802
+                         # (R9 285/380/385, FirePro S7150/W7100), Stoney gfx810)
+                         r"|\bgfx(?:60[0-2]|70[0-5]|80[0-2]|810)\b"
+                         r"|(?i:\bR9 ?(?:2[89]0|3[89]0|285|38[05])X?\b|\bR7 ?260X?\b|\bFirePro [WS](?:[789]100|9150|9170|7150)\b"
+                         r"|\bRadeon HD ?[78][0-9]{3}\b)|\b(?:Hawaii|Tahiti|Pitcairn|Bonaire|Tonga)\b",
     # a Tensile kernel library that fails to load although its file name is for a gfx target every ROCm release
     # since 5.5 ships (a listing of the library directory does not count: only the failing load)
     "tensile-supported-arch": r"(?:Could not load|Cannot read) .*TensileLibrary[A-Za-z_]*_gfx(?:908|90a|942|1030|1100)\b",

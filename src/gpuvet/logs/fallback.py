@@ -122,6 +122,21 @@ _VOCAB_SPECS: list[tuple[str, str, float, str]] = [
      r"/dev/(kfd|dri|nvidia\w*)|no (CUDA|HIP|ROCm)[- ]capable device|no (GPUs?|devices?) (were )?(found|available|detected)|"
      r"(render|video) group|(CUDA|HIP|ROCR)_VISIBLE_DEVICES"),
     ("device-access", "config-env", 0.5, r"\bpermission denied\b|\bWSL\b|--gpus|--device"),
+    # the build phase, read from the structure of the output rather than a tool's name: a compiler's own
+    # diagnostic (``file.cpp:12:5: error:``, the clang/gcc diagnostic format), CMake's and make's error
+    # reports, and the C++ front end's error texts -- a failed compile is the toolchain's layer
+    ("toolchain", "toolchain", 1.0,
+     r"\.(?:c|cc|cpp|cxx|cu|cuh|hip|h|hh|hpp|inc)(?::[0-9]+){1,2}: (?:fatal )?error:|^\s*CMake Error\b|"
+     r"\bmake(?:\[[0-9]+\])?: \*\*\*|\bninja: build stopped|\berror: (?:no matching function|no member named|"
+     r"use of undeclared identifier|unknown type name|cannot initialize|too (?:few|many) arguments|"
+     r"unknown target|invalid target ID)|\(Producer: 'LLVM[^']*' Reader: 'LLVM"),
+    # ROCm's own tools and their libraries (profilers, tracers, debugger, graph compiler, validation suite,
+    # SMI libraries, the OpenCL runtime's API errors, the Kubernetes device plugin): an error from one of
+    # them that no signature knows is most often a release-specific defect of that component (``other``)
+    ("other", "runtime", 1.0,
+     r"\b(?:rocprof(?:v[23])?|roctracer|rocprofiler(?:-sdk)?|roctx|aqlprofile|omnitrace|omniperf|rocgdb|"
+     r"amd-dbgapi|migraphx|MIGraphX|RVS-ERROR|rocm[-_]smi|rsmi_\w+|amdsmi\w*|amd-smi|libkfdwrapper64|"
+     r"amdgpu-(?:node-labeller|device-plugin)|k8s-device-plugin)\b|\bclGet\w+\(-?[0-9]+\)|\bcl::Error\b"),
     ("cpu-only-build", "framework-build", 1.0,
      r"not compiled with (CUDA|ROCm|HIP|GPU)|\+cpu\b|CPU-only (build|version)|built without (CUDA|GPU)"),
 ]

@@ -308,6 +308,8 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
             out = _fallback(scan)
         elif all(c.kind == "tentative" for d in out for c in d.contributions):
             out = _with_vocabulary(scan, out)
+    if not user_code and not learned_said_none:
+        out = _arch_prior(scan, out)
     out.sort(key=lambda d: (-d.confidence, min(c.first_line for c in d.contributions)))
     if (LEARNED_FILL and out and len(out) < LEARNED_FILL_UPTO and learned is not None and not user_code
             and not learned_said_none and (LEARNED_FILL_DECISIVE or not decisive) and _has_error(scan)):
@@ -489,6 +491,63 @@ def _with_vocabulary(scan: ScanResult, tentative: list[Diagnosis]) -> list[Diagn
     for d in rest:
         d.confidence = min(d.confidence, floor * 0.95)
     return vocab + [d for d in rest if d.confidence >= MIN_CONFIDENCE]
+
+
+# An AMD GPU whose gfx target no official ROCm build carries kernels for (the ``amd-unlisted-arch`` hint: RDNA1,
+# the smaller RDNA2/RDNA3 parts, Polaris, APU graphics, and the GCN generations ROCm dropped), named in a text
+# that shows a stack error or a symptom: by the taxonomy's definition the likeliest reading of an error no
+# message explains is that the build has no kernels for the GPU (gpu-arch-unsupported), whatever the wording.
+# A fact about the GPU, not a wording: it leads only over readings that are themselves weak (the vocabulary, a
+# tentative model reading, a generic signature), and follows a decisive message or an explaining fact.
+ARCH_PRIOR = 0.4
+ARCH_PRIOR_LEADS_BELOW = 0.5  # a first reading weaker than this is overtaken
+ARCH_PRIOR_FOLLOW = 0.21  # else it joins the first three, just above the minimum
+
+
+def _generic_only(scan: ScanResult, d: Diagnosis) -> bool:
+    """Every reading of ``d`` comes from a generic signature (a crash, an abort): no layer's own words."""
+    for c in d.contributions:
+        ms = scan.matches.get(c.ref) if c.kind in ("signature", "context") else None
+        if not ms or not ms[0].signature.generic:
+            return False
+    return True
+
+
+def _vocabulary_other(d: Diagnosis) -> bool:
+    """``other`` read only from the vocabulary (an error of one of ROCm's tools): on a GPU no official build
+    carries, the tool failing for the GPU is the likelier reading than a defect of the tool."""
+    return d.cause == "other" and all(c.kind == "fallback" for c in d.contributions)
+
+
+def _arch_prior(scan: ScanResult, out: list[Diagnosis]) -> list[Diagnosis]:
+    h = scan.hints.get("amd-unlisted-arch")
+    if h is None or not {"amd", "amd-gpu", "amd-gpu-said"} & scan.hint_names or not _has_error(scan):
+        return out
+    have = next((d for d in out if d.cause == "gpu-arch-unsupported"), None)
+    others = [d for d in out if d is not have]
+    top = max((d.confidence for d in others), default=0.0)
+    if have is not None and have.confidence >= min(top, ARCH_PRIOR):
+        return out
+    if top < ARCH_PRIOR_LEADS_BELOW and all(_generic_only(scan, d) or _vocabulary_other(d) for d in others):
+        w = max(ARCH_PRIOR, round(top + 0.01, 3))
+    elif len(out) < 3 or have is not None:
+        w = ARCH_PRIOR_FOLLOW
+    else:
+        return out
+    reason = (f"the GPU named on line {h.line} is a gfx target no official ROCm build carries kernels for; no message "
+              "that explains the error points elsewhere, so the build's missing kernels are the likeliest reading")
+    ev = [{"line": h.line, "text": h.text[:300], "hint": h.name}]
+    c = Contribution(w, "framework-build", "context", "amd-unlisted-arch", reason, ev,
+                     CAUSE_FIX.get("gpu-arch-unsupported", ""), first_line=h.line)
+    if have is not None:
+        have.contributions.insert(0, c)
+        have.confidence = max(have.confidence, w)
+        have.evidence = (ev + have.evidence)[:12]
+        return out
+    return out + [Diagnosis(cause="gpu-arch-unsupported", component="framework-build", confidence=w,
+                            title="gpu-arch-unsupported (the GPU's gfx target is in no official ROCm build, low "
+                                  "confidence)", evidence=ev, facts=[], fix=c.fix, fixes=[], why="",
+                            signatures=["amd-unlisted-arch"], checks=[], references=[], contributions=[c])]
 
 
 def _shown_terms(terms: Sequence[str]) -> str:
