@@ -27,10 +27,12 @@ def digest(*parts: Any) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _shipped() -> dict[str, Any]:
-    from pathlib import Path  # package data, read as logs/learned.py reads its model (not the machine)
-
+    # package data, read as kb/ reads its YAML (kb._read_bytes): a path beside this module, opened directly; the
+    # package is a directory when installed from the wheel too, and neither importlib.resources nor pathlib is
+    # imported for it (both cost diagnose's start-up; tests/test_wheel_data.py reads it from a built wheel)
     try:
-        doc = json.loads(Path(INDEX_PATH).read_text(encoding="utf-8"))
+        with open(INDEX_PATH, "rb") as fh:
+            doc = json.loads(fh.read().decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return doc if isinstance(doc, dict) and doc.get("format") == INDEX_FORMAT else {}
