@@ -48,7 +48,8 @@ _spec.loader.exec_module(old)
 half_of, norm, render, load_batch = old.half_of, old.norm, old.render, old.load_batch
 
 HALVES = ("tuning", "frozen")
-TAGS = ("r", "c")
+TAGS = ("r", "c", "a")  # r and a: ROCm collectors (a: a second one, day 6), c: everything else
+ROCM_TAGS = ("r", "a")
 PLATFORMS = ("rocm", "cuda")
 SHARED = ROOT.parent / "shared"
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -196,8 +197,8 @@ class IncidentSet:
 
     def main(self, argv: list[str]) -> int:
         ap = argparse.ArgumentParser(prog="ingest.py", description=f"add incident batches to bench/{self.name}")
-        ap.add_argument("--tag", choices=TAGS, help=", ".join(
-            f"{t}: {name}'s {'ROCm cases' if t == 'r' else 'non-AMD cases'} ({self.prefix}{t}-*)"
+        ap.add_argument("--tag", choices=tuple(self.collectors), help=", ".join(
+            f"{t}: {name}'s {'ROCm cases' if t in ROCM_TAGS else 'non-AMD cases'} ({self.prefix}{t}-*)"
             for t, name in self.collectors.items()))
         ap.add_argument("--stats", action="store_true", help="print the count tables")
         ap.add_argument("--write", action="store_true", help="with --stats: write them into README.md")
@@ -232,8 +233,8 @@ def format_problem(case: dict, tag: str) -> str | None:
     lab, inputs = case.get("label") or {}, case.get("inputs") or {}
     if case.get("platform") not in PLATFORMS:
         return f"platform {case.get('platform')!r} not one of {PLATFORMS}"
-    if (tag == "r") != (case["platform"] == "rocm"):
-        return f"--tag {tag} takes {'only' if tag == 'r' else 'no'} rocm cases"
+    if (tag in ROCM_TAGS) != (case["platform"] == "rocm"):
+        return f"--tag {tag} takes {'only' if tag in ROCM_TAGS else 'no'} rocm cases"
     if lab.get("cause") not in LABELS:
         return f"cause {lab.get('cause')!r} not in the taxonomy"
     if lab.get("component") not in COMPONENTS:

@@ -74,9 +74,9 @@ def test_cases_well_formed(incident_set):
         c = _load(p)
         assert set(c) - {"gpu"} <= KEYS and KEYS - {"gpu"} <= set(c), p.name
         assert c["id"] == p.stem, p.name
-        assert re.fullmatch(rf"{incident_set.prefix}[rc]-[tf]\d{{4}}", c["id"]), p.name
+        assert re.fullmatch(rf"{incident_set.prefix}[rca]-[tf]\d{{4}}", c["id"]), p.name
         assert c["platform"] in ("rocm", "cuda"), p.name
-        assert (c["id"].startswith(f"{incident_set.prefix}r")) == (c["platform"] == "rocm"), p.name  # r: ROCm, c: not
+        assert (c["id"][len(incident_set.prefix)] in "ra") == (c["platform"] == "rocm"), p.name  # r, a: ROCm; c: not
         assert c["confidence"] in ("confirmed", "likely"), p.name
         lab = c["label"]
         assert set(lab) == LABEL_KEYS, p.name
@@ -89,7 +89,7 @@ def test_cases_well_formed(incident_set):
 
 
 @pytest.mark.parametrize("half", HALVES)
-@pytest.mark.parametrize("tag", ("r", "c"))
+@pytest.mark.parametrize("tag", ("r", "c", "a"))
 def test_ids_numbered_per_tag_and_half(incident_set, tag, half):
     pre = incident_set.prefix
     ids = sorted(p.stem for p in (incident_set.dir / half).glob(f"{pre}{tag}-*.yaml"))

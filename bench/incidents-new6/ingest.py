@@ -1,10 +1,10 @@
 """Add collected incident cases to bench/incidents-new6 (issue 9's sixth batch, day 6), split by thread URL.
 
 Usage:
-    python3 bench/incidents-new6/ingest.py --tag r|c BATCH [...]    # r: g6r's ROCm cases, c: g6c's everything else
+    python3 bench/incidents-new6/ingest.py --tag r|c|a BATCH [...]  # r: g6r's ROCm cases, c: g6c's everything else, a: g6a's ROCm cases
     python3 bench/incidents-new6/ingest.py --stats [--write]        # count tables (--write: into README.md)
 
-Ids: n6r-tNNNN / n6r-fNNNN (--tag r), n6c-tNNNN / n6c-fNNNN (--tag c).  Threads already used in
+Ids: n6r-tNNNN / n6r-fNNNN (--tag r), n6c-tNNNN / n6c-fNNNN (--tag c), n6a-tNNNN / n6a-fNNNN (--tag a).  Threads already used in
 ../shared/benchmarks/incidents/dev, bench/incidents-heldout, bench/incidents-new, incidents-new2, incidents-new3, incidents-new4 and incidents-new5
 (both halves), in tests/fixtures or in this set are refused.  The batch format, split rule and refusals are
 bench/incident_sets.py's (one implementation for every gathered set).  Nothing here runs gpuvet.
@@ -19,7 +19,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from incident_sets import BASE_DIRS, HALVES, IncidentSet, format_problem, halves_of, thread_key  # noqa: E402,F401
 
-SET = IncidentSet(name="incidents-new6", prefix="n6", collectors={"r": "g6r", "c": "g6c"},
+SET = IncidentSet(name="incidents-new6", prefix="n6", collectors={"r": "g6r", "c": "g6c", "a": "g6a"},
                   earlier={**BASE_DIRS, "incidents-new2": halves_of("incidents-new2"),
                            "incidents-new3": halves_of("incidents-new3"),
                            "incidents-new4": halves_of("incidents-new4"),
