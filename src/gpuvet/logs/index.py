@@ -27,12 +27,13 @@ def digest(*parts: Any) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _shipped() -> dict[str, Any]:
-    # package data, read as kb/ reads its YAML (kb._read_bytes): a path beside this module, opened directly; the
-    # package is a directory when installed from the wheel too, and neither importlib.resources nor pathlib is
-    # imported for it (both cost diagnose's start-up; tests/test_wheel_data.py reads it from a built wheel)
+    # package data beside this module, read as logs/learned.py reads its model (not the machine): an installed wheel
+    # is a directory too (tests/test_wheel_data.py diagnoses from a built one); importlib.resources, which
+    # kb/schema.py uses off the start-up path, costs diagnose ~17 ms more to import (bench/results/issue9-q12.md)
+    from pathlib import Path
+
     try:
-        with open(INDEX_PATH, "rb") as fh:
-            doc = json.loads(fh.read().decode("utf-8"))
+        doc = json.loads(Path(INDEX_PATH).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return doc if isinstance(doc, dict) and doc.get("format") == INDEX_FORMAT else {}
