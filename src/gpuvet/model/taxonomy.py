@@ -32,8 +32,8 @@ class Component:
 CAUSE_TABLE: tuple[Cause, ...] = (
     Cause('gpu-arch-unsupported',
           "the framework/library build has no kernels for this GPU's architecture (gfx / sm)",
-          'Install a framework/library build whose GPU targets include this GPU (or build for it); on ROCm a supported HSA_OVERRIDE_GFX_VERSION can work. The targets the build carries and the GPU:',
-          'python -c "import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_name(0))"'),
+          "Install a framework/library build whose GPU targets include this GPU (or build for it); on ROCm a supported HSA_OVERRIDE_GFX_VERSION can work. The GPU targets the build carries, to compare with the GPU's gfx / sm:",
+          'python -c "import torch; print(torch.cuda.get_arch_list())"'),
     Cause('driver-too-old',
           'kernel driver older than what the user-space runtime / framework build needs',
           'Upgrade the GPU kernel driver to one that supports the runtime the framework was built with, or install a build for an older runtime; the newest build this driver runs, with its install command:',
