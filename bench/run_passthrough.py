@@ -1,13 +1,13 @@
 """`gpuvet run` against the bare command, in the same run: pass-through throughput, overhead on log-heavy
-jobs (writing to /dev/null and to a regular file), and the CPU time gpuvet itself spends.
+jobs (writing to /dev/null and to a regular file), and the CPU time gpuvet itself spends, with a verdict per row
+that a noisy machine cannot fake.
 
-    python bench/run_passthrough.py --quick --name h200   # the closing-run command (50.0 s on the H200 with 3 repeats
-                                                          # of every row; est. ~62 s with 7 of the block-buffered rows)
-    python bench/run_passthrough.py [--mb 512] [--lines 1000000] [--repeat 5] [--log-repeat 9] [--out bench/results] [--name X]
-    python bench/run_passthrough.py --quick --compare ../other-checkout/src   # A/B: the other's `gpuvet run` too
+    python bench/run_passthrough.py --quick --name h200   # the closing-run command (~150-190 s on the H200)
+    python bench/run_passthrough.py [--mb 512] [--lines 1000000] [--pairs 21] [--row-seconds 60] [--out DIR] [--name X]
+    python bench/run_passthrough.py --quick --compare ../other-checkout/src   # A/B: the other's `gpuvet run` as an arm too
 
 Cases (each child exits 0, so no bundle or diagnosis is made: this measures the pass-through itself, gpuvet's
-start-up included; with the default 8M --log-cap every case overflows the cap, so the middle goes through
+start-up included; with the default 8M --log-cap every log case overflows the cap, so the middle goes through
 grep as in a real long job):
 
 * ``throughput``: a child writes ``--mb`` MiB to stdout in 64 KiB blocks.  MB/s = bytes / wall time.
@@ -16,39 +16,52 @@ grep as in a real long job):
   training script's prints to a pipe or a file.
 * ``log_stderr``: the same lines to stderr, which Python line-buffers: one write(2) per line, as ``logging``
   (stderr by default), ``print(flush=True)``, ``python -u`` and C programs' stderr do.  The hard case.
-* ``startup``: ``gpuvet run -- true``: the fixed cost of the wrapper.
+* ``startup``: ``gpuvet run -- true``, and when the job starts (``date`` as the job) against the interpreter's
+  own start (``python -c pass``, ``python -S -c pass``): the wrapper's fixed cost and how much of it is Python's.
 
-Sinks.  Where the output goes decides what the bare command costs, so the log cases run with two sinks, the
-bare command and ``gpuvet run`` always writing to the same one:
-``null``: /dev/null, where a write(2) costs next to nothing: a floor no real job runs at, and no wrapper can
-match on a job that writes line by line, because the job's writes then go into a pipe (its per-write cost is
-the ``cmd | cat`` row's).  ``file``: a regular file (truncated before every run), where a batch job's log
-goes (``> train.log``, Slurm's --output, nohup): there the job under ``gpuvet run`` writes straight into the file
-too (gpuvet reads it back), so its own cost is the bare job's.  The ``| cat > /dev/null`` row runs the job once into the
-cheapest pipe reader, for what any pipe costs.
+Sinks: the bare command and ``gpuvet run`` always write to the same one.  ``null``: /dev/null, where a write(2)
+costs next to nothing (no wrapper that captures the output can give the job that: its writes go into a pipe; the
+``cat`` arm, ``cmd | cat > /dev/null``, is what the cheapest pipe reader costs).  ``file``: a regular file (truncated
+before every run), where a batch job's log goes: there the job under ``gpuvet run`` writes straight into the file too.
 
-Bare and wrapped runs alternate, ``--repeat`` times (``--log-repeat``, default at least 7, for the block-buffered log
-rows: short runs, where 3 repeats gave -27.7 % and +20.8 % for the same row on the same machine); medians are
-reported, and the spread of each wrapped run's overhead against the bare run just before it, and the best runs'
-overhead (the fastest wrapped run against the fastest bare run: where a machine's speed jumps between runs, as the
-H200 VM's did between 0.7 s and 1.4 s for the same bare job, a median of a few runs follows how many landed slow).  overhead = (wrapped -
-bare) / bare wall time.  CPU seconds come from wait4() of the process tree; the job reports its own CPU (getrusage at its
-end), so the tree's CPU splits into the job's and gpuvet's (gpuvet's Python process plus its grep prefilter
-of the middle).  The machine, CPU count and load average (before and after) are printed and recorded: on a
-loaded machine the runs compete for the cores with everyone else, and the wall times say more about the load
-than about gpuvet; the CPU times are the numbers to compare there.
+The measurement (why it looks like this: the H200 VM's bare job took 0.69-0.72 s in some runs and 1.30-1.44 s in
+others for identical work, its own user time doubling, so a median of a few alternating runs followed how many
+runs landed slow):
 
-gpuvet is imported from this checkout's ``src``.  Its modules are byte-compiled first (``compileall``, into
-``src/gpuvet/**/__pycache__``, git-ignored), as an installed package is: with PYTHONDONTWRITEBYTECODE set, every
-wrapped run would otherwise compile gpuvet's source again, which no installed gpuvet does.
+* **Pairs.**  Every log row is ``--pairs`` interleaved sets of its arms (bare, gpuvet, the ``cat`` arm in the
+  /dev/null rows, the other tree with ``--compare``), each set run back to back in a random order (seeded,
+  ``--seed``), after one warm-up run of each arm.  A row stops adding sets after ``--row-seconds`` (never below
+  ``MIN_PAIRS``), so the whole has a bounded run time on a slow machine.  The overhead is computed per set (each arm
+  against the bare run of the same set) and summarised by its median with a distribution-free confidence interval
+  (order statistics of the binomial: the interval holds the median with >= 95 % probability, its real coverage given).
+* **Pinned CPUs.**  With 3 or more CPUs the job runs on one CPU of its own (``taskset``: the same CPU, bare and
+  wrapped), and gpuvet (with its grep) and this script on the others (up to two): the job's CPU is not shared with
+  its wrapper, as on a real machine with spare cores.  With 2 CPUs the job gets one and everything else the other.
+  ``--cpus none`` turns pinning off.
+* **The slow mode.**  Before every set, between its arms and after it, a calibrated spin (fixed Python work, its CPU
+  time) runs on the job's CPU.  A spin more than ``SLOW_RATIO`` times the fastest one seen is the slow mode.  A set
+  whose spins disagree (one arm may have run in the other mode) is *mixed*: it is reported and left out of the verdict.
+* **CPU time.**  The whole tree's user+sys CPU (wait4: gpuvet, its grep and the job) against the bare job's, per set:
+  the machine's speed hurts it less than wall time (CPU seconds of a slowed core still count, but not the waits).
+  The job's own CPU (getrusage at its end) shows what the sink costs the job itself.
+* **Verdict** per row, from the wall-time interval: *met* (its upper end under 10 %), *not met* (its lower end over
+  10 %), else *cannot tell* (the interval straddles 10 %, or fewer than ``MIN_PAIRS`` sets).
+
+The machine, CPU count and load average (before and after) are recorded.  gpuvet is imported from this checkout's
+``src``; its modules are byte-compiled first (``compileall``, into ``src/gpuvet/**/__pycache__``, git-ignored), as an
+installed package is.
 """
 from __future__ import annotations
 
 import argparse
 import compileall
 import json
+import math
 import os
 import platform
+import random
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -58,6 +71,10 @@ from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = sys.executable
+GOAL_PCT = 10.0
+MIN_PAIRS = 6  # the fewest sets whose order-statistic interval reaches 95 % (n=6: the min and max, 96.9 %)
+SLOW_RATIO = 1.5  # a spin this many times the fastest one: the slow mode (it was ~2x on the H200 VM)
+SPIN_N = 60_000  # the spin's fixed work (~3 ms on a 2020s core, ~5 ms on the VM), run twice: the faster counts
 
 WRITER = """import os, sys
 block = (b"x" * 127 + b"\\n") * 512  # 64 KiB of 128-byte lines
@@ -82,6 +99,54 @@ with open(sys.argv[3], "a") as fh:
 """
 
 
+# ----------------------------------------------------------------------------------------- statistics
+def median_ci(xs: list[float], conf: float = 0.95) -> dict[str, Any]:
+    """The median of ``xs`` and a distribution-free interval for it: the k-th smallest and k-th largest values,
+    k the largest with P(Binomial(n, 1/2) < k) <= (1 - conf) / 2 (the sign test's interval).  ``coverage`` is the
+    interval's real probability of holding the median (>= conf; None when n is too small for any: then the
+    interval is the whole range and says nothing)."""
+    ys = sorted(xs)
+    n = len(ys)
+    if not n:
+        return {"n": 0, "median": None, "lo": None, "hi": None, "coverage": None}
+    tail = (1 - conf) / 2
+    k, cum = 0, 0.0
+    while k < n // 2:
+        nxt = cum + math.comb(n, k) / 2 ** n  # P(X <= k)
+        if nxt > tail:
+            break
+        cum = nxt
+        k += 1
+    # k values on each side may be left out: the interval is ys[k - 1] .. ys[n - k] (1-based k-th order statistics)
+    if k == 0:
+        return {"n": n, "median": statistics.median(ys), "lo": ys[0], "hi": ys[-1], "coverage": None}
+    return {"n": n, "median": statistics.median(ys), "lo": ys[k - 1], "hi": ys[n - k], "coverage": round(1 - 2 * cum, 3)}
+
+
+def verdict(ci: dict[str, Any], goal: float = GOAL_PCT) -> str:
+    """met / not met / cannot tell, for an overhead interval (percent) against ``goal``."""
+    if ci.get("coverage") is None or ci["n"] < MIN_PAIRS:
+        return "cannot tell"
+    if ci["hi"] < goal:
+        return "met"
+    if ci["lo"] > goal:
+        return "not met"
+    return "cannot tell"
+
+
+def _r(ci: dict[str, Any], nd: int = 1) -> dict[str, Any]:
+    return {k: (round(v, nd) if isinstance(v, float) and k in ("median", "lo", "hi") else v) for k, v in ci.items()}
+
+
+def _fmt_ci(ci: dict[str, Any] | None, unit: str = "%") -> str:
+    if not ci or ci.get("median") is None:
+        return ""
+    if ci.get("coverage") is None:
+        return f"{ci['median']:.1f}{unit} (n={ci['n']}, too few for an interval)"
+    return f"{ci['median']:.1f}{unit} [{ci['lo']:.1f}, {ci['hi']:.1f}]"
+
+
+# ----------------------------------------------------------------------------------------- running
 def _run(argv: list[str], env: dict[str, str], stderr_too: bool, sink: str = os.devnull,
          count: bool = False) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds of the whole tree, bytes read).  Timed runs write to ``sink`` (/dev/null or a
@@ -131,14 +196,53 @@ def _med(xs: list[float]) -> float:
     return statistics.median(xs) if xs else 0.0
 
 
-def _spread(xs: list[float]) -> dict[str, float]:
-    """min, quartiles, median and max of ``xs`` (percentages), rounded."""
-    if not xs:
-        return {}
-    ys = sorted(xs)
-    q = statistics.quantiles(ys, n=4, method="inclusive") if len(ys) > 1 else [ys[0]] * 3
-    return {"min": round(ys[0], 1), "q1": round(q[0], 1), "median": round(q[1], 1), "q3": round(q[2], 1),
-            "max": round(ys[-1], 1)}
+class Pinning:
+    """Which CPUs the job, and everything else (gpuvet, its grep, this script), run on; None: not pinned."""
+
+    def __init__(self, spec: str):
+        self.job: set[int] | None = None
+        self.rest: set[int] | None = None
+        self.taskset = shutil.which("taskset")
+        try:
+            allowed = sorted(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            allowed = []
+        if spec == "none" or len(allowed) < 2 or not self.taskset:
+            self.why = ("off (--cpus none)" if spec == "none" else "off: fewer than 2 CPUs" if len(allowed) < 2
+                        else "off: no taskset")
+            return
+        if spec == "auto":
+            self.job = {allowed[-1]}
+            self.rest = set(allowed[-3:-1]) if len(allowed) >= 3 else {allowed[0]}
+        else:  # "J:R,R"
+            j, _, r = spec.partition(":")
+            self.job = {int(x) for x in j.split(",")}
+            self.rest = {int(x) for x in r.split(",")} if r else set(allowed) - self.job
+        self.why = f"job on CPU {sorted(self.job)}, gpuvet + grep + this script on {sorted(self.rest)}"
+        os.sched_setaffinity(0, self.rest)  # children (gpuvet, its job's taskset, cat) start there
+
+    def job_argv(self, argv: list[str]) -> list[str]:
+        if self.job is None:
+            return argv
+        assert self.taskset is not None
+        return [self.taskset, "-c", ",".join(map(str, sorted(self.job))), *argv]
+
+    def spin(self) -> float:
+        """The CPU seconds of a fixed piece of work on the job's CPU (all CPUs when not pinned)."""
+        if self.job is not None:
+            os.sched_setaffinity(0, self.job)
+        try:
+            took = []
+            for _ in range(2):  # the faster of two: an interrupt or a preemption's cold cache slows one
+                t = time.thread_time()
+                x = 0
+                for i in range(SPIN_N):
+                    x += i * i
+                took.append(time.thread_time() - t)
+            return min(took)
+        finally:
+            if self.rest is not None:
+                os.sched_setaffinity(0, self.rest)
 
 
 def _job_start_delay(cmd: list[str], env: dict[str, str], reps: int) -> float:
@@ -154,26 +258,115 @@ def _job_start_delay(cmd: list[str], env: dict[str, str], reps: int) -> float:
     return round(_med(xs), 1)
 
 
+def _interp_start(env: dict[str, str], reps: int) -> dict[str, float]:
+    """Median milliseconds from launching ``python -c`` (with site, and ``-S``: no site, no .pth files run) to its
+    first statement reading the clock: the part of ``gpuvet run``'s job-start delay that is the interpreter's."""
+    res = {}
+    code = "import time; print(time.time_ns())"
+    for label, args in (("python", ["-c", code]), ("python -S", ["-S", "-c", code])):
+        xs = []
+        for _ in range(reps):
+            t0 = time.time_ns()
+            out = subprocess.run([PY, *args], env=env, capture_output=True, text=True).stdout
+            try:
+                xs.append((int(out.split()[0]) - t0) / 1e6)
+            except (ValueError, IndexError):
+                continue
+        res[label] = round(_med(xs), 1)
+    return res
+
+
+def _pairs(arms: dict[str, list[str]], envs: dict[str, dict[str, str]], both: bool, path: str, cpu_file: str,
+           pin: Pinning, rng: random.Random, max_pairs: int, row_seconds: float, spins_seen: list[float]) -> dict:
+    """Run the interleaved sets of ``arms`` (name -> argv) for one row; their per-set numbers and summaries."""
+    for name, argv in arms.items():  # warm-up: caches, the page cache of the interpreter and of gpuvet
+        _run(argv, envs[name], both, path)
+        _job_cpu(cpu_file)
+    spins_seen.extend(pin.spin() for _ in range(3))
+    sets: list[dict[str, Any]] = []
+    t_row = time.perf_counter()
+    while len(sets) < max_pairs and (len(sets) < MIN_PAIRS or time.perf_counter() - t_row < row_seconds):
+        order = list(arms)
+        rng.shuffle(order)
+        one: dict[str, Any] = {"order": order, "spins": [pin.spin()]}
+        for name in order:
+            wall, tree, _n = _run(arms[name], envs[name], both, path)
+            one[name] = {"wall": wall, "tree_cpu": tree, "job_cpu": _job_cpu(cpu_file)}
+            one["spins"].append(pin.spin())
+        spins_seen.extend(one["spins"])
+        sets.append(one)
+    best = min(spins_seen)
+    for one in sets:
+        slow = [sp > SLOW_RATIO * best for sp in one["spins"]]
+        one["mode"] = "mixed" if any(slow) and not all(slow) else "slow" if all(slow) else "fast"
+    return {"sets": sets, "seconds": round(time.perf_counter() - t_row, 1), "spin_best_s": best}
+
+
+def _summarise(row: dict, arms: list[str]) -> dict[str, Any]:
+    """Per-set overheads of each arm against the bare run of its set, over the sets not in mixed mode."""
+    sets = row["sets"]
+    used = [s for s in sets if s["mode"] != "mixed"]
+    basis = "sets not mixed"
+    if len(used) < MIN_PAIRS:  # a loaded machine whose speed drifts rather than jumps: every set, said so
+        used, basis = sets, f"every set (only {len(used)} not mixed)"
+    out: dict[str, Any] = {"sets": len(sets), "used": len(used), "mixed": sum(s["mode"] == "mixed" for s in sets),
+                           "slow": sum(s["mode"] == "slow" for s in sets), "basis": basis, "seconds": row["seconds"]}
+    bare_wall = [s["bare"]["wall"] for s in used]
+    out["bare_median_s"] = round(_med(bare_wall), 3)
+    out["bare_job_cpu_s"] = round(_med([s["bare"]["job_cpu"] for s in used]), 3)
+    out["bare_tree_cpu_s"] = round(_med([s["bare"]["tree_cpu"] for s in used]), 3)
+    for arm in arms:
+        if arm == "bare":
+            continue
+        wall = [100 * (s[arm]["wall"] - s["bare"]["wall"]) / s["bare"]["wall"] for s in used]
+        cpu = [100 * (s[arm]["tree_cpu"] - s["bare"]["tree_cpu"]) / s["bare"]["tree_cpu"] for s in used]
+        job = [s[arm]["job_cpu"] - s["bare"]["job_cpu"] for s in used]
+        own = [s[arm]["tree_cpu"] - s[arm]["job_cpu"] for s in used]  # gpuvet + grep (cat + sh for the cat arm)
+        wci = _r(median_ci(wall))
+        a: dict[str, Any] = {
+            "median_s": round(_med([s[arm]["wall"] for s in used]), 3),
+            "wall_overhead_pct": wci, "verdict": verdict(wci),
+            "cpu_overhead_pct": _r(median_ci(cpu)),
+            "job_cpu_s": round(_med([s[arm]["job_cpu"] for s in used]), 3),
+            "job_cpu_extra_s": _r(median_ci(job), 3),
+            "own_cpu_s": round(_med(own), 3),
+            # every set, mixed ones included (what the verdict would be without the mode check)
+            "wall_overhead_all_pct": _r(median_ci([100 * (s[arm]["wall"] - s["bare"]["wall"]) / s["bare"]["wall"]
+                                                   for s in sets])),
+        }
+        out[arm] = a
+    if "other" in arms and "gpuvet" in arms:  # the A/B: this tree against the other, per set
+        d = [100 * (s["gpuvet"]["wall"] - s["other"]["wall"]) / s["bare"]["wall"] for s in used]
+        out["gpuvet_minus_other_pct"] = _r(median_ci(d))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
-                    help="256 MiB, 1,000,000 lines, 3 repeats (7 for the block-buffered log rows)")
+                    help="256 MiB, 1,000,000 lines, up to 21 sets a log row within 20 s (33 s for the per-line rows): ~160 s on the H200")
     ap.add_argument("--mb", type=int, default=512)
     ap.add_argument("--lines", type=int, default=1_000_000)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--log-repeat", type=int, default=0,
-                    help="repeats of the block-buffered log rows (short runs, so the noisiest: default max(7, --repeat))")
+    ap.add_argument("--repeat", type=int, default=5, help="runs of the throughput and start-up rows")
+    ap.add_argument("--pairs", type=int, default=25, help="at most this many interleaved sets per log row")
+    ap.add_argument("--row-seconds", type=float, default=60.0,
+                    help="a log row stops adding sets after this long (at least %d sets)" % MIN_PAIRS)
+    ap.add_argument("--stderr-row-seconds", type=float, default=0.0,
+                    help="the same for the per-line (stderr) rows (default: --row-seconds x 5/3)")
+    ap.add_argument("--cpus", default="auto", help="auto, none, or JOB:REST (CPU lists, e.g. 15:13,14)")
+    ap.add_argument("--seed", type=int, default=7, help="of the random order of the arms in each set")
+    ap.add_argument("--no-cat", action="store_true", help="no `| cat` arm in the /dev/null rows")
     ap.add_argument("--cases", default="", help="comma-separated subset of throughput,log_stdout,log_stderr,startup")
     ap.add_argument("--compare", default="", metavar="SRC",
-                    help="another checkout's src/ (e.g. main's): its `gpuvet run` alternates with this one's in the "
-                         "log and startup rows (an A/B under the same load)")
+                    help="another checkout's src/ (e.g. main's): its `gpuvet run` is one more arm of every log set "
+                         "and start-up repeat (an A/B under the same load)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--name", default="", help="suffix of the result files (run_passthrough-NAME.json/.md)")
     ap.add_argument("--note", default="", help="a line for the Markdown (e.g. what else was running)")
     a = ap.parse_args()
     if a.quick:
-        a.mb, a.lines, a.repeat = 256, 1_000_000, 3
-    a.log_repeat = a.log_repeat or max(7, a.repeat)
+        a.mb, a.lines, a.repeat, a.pairs, a.row_seconds = 256, 1_000_000, 3, 21, 20.0
+    a.stderr_row_seconds = a.stderr_row_seconds or a.row_seconds * 5 / 3
     src = os.path.join(ROOT, "src")
     compileall.compile_dir(os.path.join(src, "gpuvet"), quiet=1)
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -188,19 +381,48 @@ def main() -> int:
     tmp = tempfile.mkdtemp(prefix="gpuvet-bench-")
     sink_file = os.path.join(tmp, "sink.log")
     cpu_file = os.path.join(tmp, "job-cpu.txt")
+    load_before = _load()
+    pin = Pinning(a.cpus)
+    rng = random.Random(a.seed)
     cases = {"throughput": ([PY, "-c", WRITER, str(a.mb)], False, ["null"]),
              "log_stdout": ([PY, "-c", LOGGER, str(a.lines), "stdout", cpu_file], False, ["null", "file"]),
              "log_stderr": ([PY, "-c", LOGGER, str(a.lines), "stderr", cpu_file], True, ["null", "file"]),
              "startup": (["true"], False, ["null"])}
     if a.cases:
         cases = {k: v for k, v in cases.items() if k in a.cases.split(",")}
-    load_before = _load()
     machine = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
-               "processor": platform.processor() or platform.machine(), "load_avg_before": load_before}
+               "processor": platform.processor() or platform.machine(), "load_avg_before": load_before,
+               "pinning": pin.why}
     print(f"machine: {machine['platform']}, {machine['cpus']} CPUs, Python {machine['python']}; "
-          f"load average {load_before}", flush=True)
+          f"load average {load_before}; pinning {pin.why}", flush=True)
+    # a time-out's SIGTERM (final.sh runs this under `timeout`): leave through the finally below (no temp files left)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(124))
     t_all = time.perf_counter()
     res: dict[str, dict] = {}
+    spins: list[float] = []
+    stem = os.path.join(a.out, "run_passthrough" + (f"-{a.name}" if a.name else ""))
+
+    def save(final: bool = False) -> None:
+        """Write the JSON and Markdown of what is measured so far (after every row: a run cut short by a time-out
+        still leaves its finished rows)."""
+        machine["load_avg_after"] = _load()
+        machine["spin_s"] = {"best": round(min(spins), 5) if spins else None,
+                             "median": round(_med(spins), 5) if spins else None, "count": len(spins)}
+        doc = {"machine": machine, "params": {"mb": a.mb, "lines": a.lines, "repeat": a.repeat, "quick": a.quick,
+                                              "pairs": a.pairs, "row_seconds": a.row_seconds,
+                                              "stderr_row_seconds": a.stderr_row_seconds, "seed": a.seed,
+                                              "compare": a.compare, "cases": a.cases, "cpus": a.cpus},
+               "seconds": round(time.perf_counter() - t_all, 1), "results": res, "note": a.note, "complete": final,
+               "goal": {"throughput_mb_s": 100, "log_heavy_overhead_pct": GOAL_PCT}}
+        os.makedirs(a.out, exist_ok=True)
+        with open(stem + ".json", "w") as fh:
+            json.dump(doc, fh, indent=1)
+            fh.write("\n")
+        with open(stem + ".md", "w") as fh:
+            fh.write(markdown(doc))
+        if final:
+            print(f"wrote {stem}.json and {stem}.md ({doc['seconds']} s)")
+
     try:
         for name, (argv, both, sinks) in cases.items():
             e = job_env if name.startswith("log") else env
@@ -209,96 +431,69 @@ def main() -> int:
             assert n2 == nbytes, (name, n2, nbytes)  # every byte passed through
             _job_cpu(cpu_file)
             r: dict[str, Any] = {"bytes": nbytes}
-            reps = {"log_stdout": a.log_repeat, "startup": 3 * a.repeat}.get(name, a.repeat)
-            compare = bool(other_env) and name != "throughput"
-            for sink in sinks:
-                path = os.devnull if sink == "null" else sink_file
-                bare, wrapped, bare_cpu, wrapped_cpu, bare_job, wrapped_job, others = [], [], [], [], [], [], []
+            if name.startswith("log"):
+                oe = dict(other_env)
+                oe.pop("PYTHONUNBUFFERED", None)
+                job = pin.job_argv(argv)
+                for sink in sinks:
+                    path = os.devnull if sink == "null" else sink_file
+                    arms = {"bare": job, "gpuvet": gpuvet + job}
+                    envs = {"bare": e, "gpuvet": e, "cat": e, "other": oe}
+                    if sink == "null" and not a.no_cat:
+                        arms["cat"] = ["sh", "-c", '"$@" %s| cat > /dev/null' % ("2>&1 " if both else ""), "sh", *job]
+                    if a.compare:
+                        arms["other"] = gpuvet + job
+                    secs = a.stderr_row_seconds if name == "log_stderr" else a.row_seconds
+                    row = _pairs(arms, envs, both, path, cpu_file, pin, rng, a.pairs, secs, spins)
+                    s = _summarise(row, list(arms))
+                    s["raw"] = [{k: ({kk: round(vv, 4) for kk, vv in v.items()} if isinstance(v, dict) else
+                                     [round(x, 5) for x in v] if k == "spins" else v)
+                                 for k, v in one.items()} for one in row["sets"]]
+                    r[sink] = s
+                    res[name] = r
+                    save()
+                    g = s["gpuvet"]
+                    print(f"{name} -> {sink}: {nbytes / 1e6:.0f} MB, {s['used']} of {s['sets']} sets used "
+                          f"({s['mixed']} mixed, {s['slow']} slow) in {s['seconds']} s; bare {s['bare_median_s']:.3f}s; "
+                          f"gpuvet wall {_fmt_ci(g['wall_overhead_pct'])} -> {g['verdict']}; tree CPU "
+                          f"{_fmt_ci(g['cpu_overhead_pct'])}; job CPU {s['bare_job_cpu_s']:.3f} / {g['job_cpu_s']:.3f} s"
+                          + "".join(f"; {arm} wall {_fmt_ci(s[arm]['wall_overhead_pct'])}" for arm in ("cat", "other")
+                                    if arm in s), flush=True)
+                r["gpuvet_own_cpu_s"] = r[sinks[0]]["gpuvet"]["own_cpu_s"]
+                r["gpuvet_cpu_s_per_100mb"] = round(r["gpuvet_own_cpu_s"] / (nbytes / 1e6) * 100, 3) if nbytes else None
+            else:
+                reps = 3 * a.repeat if name == "startup" else a.repeat
+                bare, wrapped, bare_cpu, wrapped_cpu, others = [], [], [], [], []
                 for _rep in range(reps):
-                    t, c, _n = _run(argv, e, both, path)
+                    t, c, _n = _run(argv, e, both)
                     bare.append(t)
                     bare_cpu.append(c)
-                    bare_job.append(_job_cpu(cpu_file))
-                    t, c, _n = _run(gpuvet + argv, e, both, path)
+                    t, c, _n = _run(gpuvet + argv, e, both)
                     wrapped.append(t)
                     wrapped_cpu.append(c)
-                    wrapped_job.append(_job_cpu(cpu_file))
-                    if compare:
-                        oe = dict(other_env)
-                        if name.startswith("log"):
-                            oe.pop("PYTHONUNBUFFERED", None)
-                        others.append(_run(gpuvet + argv, oe, both, path)[0])
-                        _job_cpu(cpu_file)
+                    if a.compare and name == "startup":
+                        others.append(_run(gpuvet + argv, other_env, both)[0])
                 b, w = _med(bare), _med(wrapped)
-                s: dict[str, Any] = {
-                    "repeats": reps,
-                    "bare_s": [round(x, 3) for x in bare], "gpuvet_s": [round(x, 3) for x in wrapped],
-                    "bare_cpu_s": [round(x, 3) for x in bare_cpu], "gpuvet_tree_cpu_s": [round(x, 3) for x in wrapped_cpu],
-                    "bare_median_s": round(b, 3), "gpuvet_median_s": round(w, 3),
-                    "overhead_pct": round(100 * (w - b) / b, 1) if b else None,
-                    # the fastest run of each against the other's: on a machine whose speed jumps between runs (the
-                    # H200 VM's bare job took 0.69 s or 1.44 s, its own user time doubling) the medians of a few
-                    # runs follow how many landed slow; the best runs are where neither was slowed
-                    "overhead_best_pct": round(100 * (min(wrapped) - min(bare)) / min(bare), 1) if min(bare) else None,
-                    # each wrapped run against the bare run just before it: how far one pair can stray
-                    "paired_overhead_pct": _spread([100 * (wi - bi) / bi for bi, wi in zip(bare, wrapped) if bi]),
-                    # the tree's CPU beyond the bare tree's: gpuvet + grep + the job's extra cost of a pipe
-                    "extra_cpu_s": round(_med(wrapped_cpu) - _med(bare_cpu), 3)}
-                if compare:
-                    o = _med(others)
-                    s.update({"other_s": [round(x, 3) for x in others], "other_median_s": round(o, 3),
-                              "other_overhead_pct": round(100 * (o - b) / b, 1) if b else None,
-                              "other_overhead_best_pct": round(100 * (min(others) - min(bare)) / min(bare), 1)
-                              if others and min(bare) else None,
-                              "other_paired_overhead_pct": _spread([100 * (oi - bi) / bi
-                                                                    for bi, oi in zip(bare, others) if bi])})
-                if name.startswith("log"):
-                    own = [tc - jc for tc, jc in zip(wrapped_cpu, wrapped_job)]
-                    s.update({"bare_job_cpu_s": round(_med(bare_job), 3), "wrapped_job_cpu_s": round(_med(wrapped_job), 3),
-                              "gpuvet_own_cpu_s": round(_med(own), 3)})  # gpuvet's process + its grep
-                elif name == "startup":
-                    s["gpuvet_own_cpu_s"] = round(_med(wrapped_cpu) - _med(bare_cpu), 3)
-                    # how much later the job itself starts under gpuvet: its head start over gpuvet's start-up
-                    s["job_start_ms"] = {"bare": _job_start_delay([], env, reps),
-                                         "gpuvet": _job_start_delay(gpuvet, env, reps)}
-                    if compare:
-                        s["job_start_ms"]["other"] = _job_start_delay(gpuvet, other_env, reps)
+                r.update({"repeats": reps, "bare_s": [round(x, 3) for x in bare], "gpuvet_s": [round(x, 3) for x in wrapped],
+                          "bare_median_s": round(b, 3), "gpuvet_median_s": round(w, 3),
+                          "gpuvet_own_cpu_s": round(_med(wrapped_cpu) - _med(bare_cpu), 3)})
+                if name == "throughput":
+                    mb = nbytes / 1e6
+                    r.update({"bare_mb_s": round(mb / b, 1), "gpuvet_mb_s": round(mb / w, 1),
+                              "gpuvet_cpu_s_per_100mb": round(r["gpuvet_own_cpu_s"] / mb * 100, 3)})
+                    print(f"throughput: {mb:.0f} MB; bare {b:.2f}s, gpuvet run {w:.2f}s: {r['gpuvet_mb_s']} MB/s; "
+                          f"gpuvet's CPU {r['gpuvet_own_cpu_s']:.2f}s ({r['gpuvet_cpu_s_per_100mb']} s per 100 MB)", flush=True)
                 else:
-                    s["gpuvet_own_cpu_s"] = s["extra_cpu_s"]
-                r[sink] = s
-            if name.startswith("log"):  # the job into the cheapest pipe reader (once: it is slow)
-                pipe_argv = ["sh", "-c", '"$@" %s| cat > /dev/null' % ("2>&1 " if both else ""), "sh", *argv]
-                t, c, _n = _run(pipe_argv, e, False)
-                r["piped"] = {"wall_s": round(t, 3), "tree_cpu_s": round(c, 3), "job_cpu_s": round(_job_cpu(cpu_file), 3)}
-            head = r[sinks[0]]
-            r.update({k: head[k] for k in ("bare_median_s", "gpuvet_median_s", "overhead_pct", "gpuvet_own_cpu_s")})
-            if nbytes:
-                mb = nbytes / 1e6
-                r.update({"bare_mb_s": round(mb / head["bare_median_s"], 1), "gpuvet_mb_s": round(mb / head["gpuvet_median_s"], 1),
-                          "gpuvet_cpu_s_per_100mb": round(head["gpuvet_own_cpu_s"] / mb * 100, 3)})
-            if name == "throughput":
-                print(f"throughput: {nbytes / 1e6:.0f} MB; bare {head['bare_median_s']:.2f}s, gpuvet run "
-                      f"{head['gpuvet_median_s']:.2f}s: {r['gpuvet_mb_s']} MB/s; gpuvet's CPU {head['gpuvet_own_cpu_s']:.2f}s "
-                      f"({r['gpuvet_cpu_s_per_100mb']} s per 100 MB)", flush=True)
-            elif name == "startup":
-                print(f"startup: bare {head['bare_median_s']:.3f}s, gpuvet run {head['gpuvet_median_s']:.3f}s; "
-                      f"gpuvet's CPU {head['gpuvet_own_cpu_s']:.3f}s; the job starts after {head['job_start_ms']} ms"
-                      + (f"; the other src: {head['other_median_s']:.3f}s" if "other_median_s" in head else ""),
-                      flush=True)
-            else:
-                for sink in sinks:
-                    s = r[sink]
-                    sp = s["paired_overhead_pct"]
-                    print(f"{name} -> {sink}: {nbytes / 1e6:.0f} MB; bare {s['bare_median_s']:.2f}s, gpuvet run "
-                          f"{s['gpuvet_median_s']:.2f}s (overhead {s['overhead_pct']}%, best runs {s['overhead_best_pct']}%, "
-                          f"pairs {sp.get('min')}..{sp.get('max')}%, "
-                          f"{s['repeats']} runs); CPU: job {s['bare_job_cpu_s']:.2f}s bare / {s['wrapped_job_cpu_s']:.2f}s "
-                          f"wrapped, gpuvet+grep {s['gpuvet_own_cpu_s']:.2f}s"
-                          + (f"; the other src: {s['other_median_s']:.2f}s ({s['other_overhead_pct']}%)"
-                             if "other_median_s" in s else ""), flush=True)
-                pr = r["piped"]
-                print(f"{name} | cat: {pr['wall_s']:.2f}s, job CPU {pr['job_cpu_s']:.2f}s", flush=True)
+                    # how much later the job itself starts under gpuvet, and how much of that is the interpreter's start
+                    r["job_start_ms"] = {"bare": _job_start_delay([], env, reps), "gpuvet": _job_start_delay(gpuvet, env, reps)}
+                    if a.compare:
+                        r["job_start_ms"]["other"] = _job_start_delay(gpuvet, other_env, reps)
+                        r["other_median_s"] = round(_med(others), 3)
+                    r["interpreter_ms"] = _interp_start(env, reps)
+                    print(f"startup: bare {b:.3f}s, gpuvet run {w:.3f}s; gpuvet's CPU {r['gpuvet_own_cpu_s']:.3f}s; the job "
+                          f"starts after {r['job_start_ms']} ms; the interpreter alone {r['interpreter_ms']} ms", flush=True)
             res[name] = r
+            save()
     finally:
         for p in (sink_file, cpu_file):
             try:
@@ -306,68 +501,78 @@ def main() -> int:
             except OSError:
                 pass
         os.rmdir(tmp)
-    machine["load_avg_after"] = _load()
-    doc = {"machine": machine, "params": {"mb": a.mb, "lines": a.lines, "repeat": a.repeat, "quick": a.quick,
-                                          "log_repeat": a.log_repeat, "compare": a.compare, "cases": a.cases},
-           "seconds": round(time.perf_counter() - t_all, 1), "results": res, "note": a.note,
-           "goal": {"throughput_mb_s": 100, "log_heavy_overhead_pct": 10}}
-    os.makedirs(a.out, exist_ok=True)
-    stem = os.path.join(a.out, "run_passthrough" + (f"-{a.name}" if a.name else ""))
-    with open(stem + ".json", "w") as fh:
-        json.dump(doc, fh, indent=2)
-        fh.write("\n")
-    with open(stem + ".md", "w") as fh:
-        fh.write(_markdown(doc, a))
-    print(f"wrote {stem}.json and {stem}.md ({doc['seconds']} s)")
+    save(True)
     return 0
 
 
-def _markdown(doc: dict, a: argparse.Namespace) -> str:
-    m, res = doc["machine"], doc["results"]
-    other = bool(a.compare)
+def markdown(doc: dict) -> str:
+    m, res, p = doc["machine"], doc["results"], doc["params"]
+    other = bool(p.get("compare"))
     rows = []
-    if "throughput" in res:
-        t = res["throughput"]
-        rows.append(f"| {a.mb} MiB in 64 KiB blocks, stdout | /dev/null | {t['bare_median_s']} s | {t['gpuvet_median_s']} s "
-                    f"(**{t['gpuvet_mb_s']} MB/s**) | | | {t['gpuvet_own_cpu_s']} s ({t['gpuvet_cpu_s_per_100mb']} s / 100 MB) | "
-                    + ("| " if other else "") + ">= 100 MB/s |")
     for name, what in (("log_stdout", "stdout, block-buffered"), ("log_stderr", "stderr, one write per line")):
         if name not in res:
             continue
         r = res[name]
         for sink, label in (("null", "/dev/null"), ("file", "a file")):
-            s = r[sink]
-            sp = s["paired_overhead_pct"]
-            o = (f"{s['other_median_s']} s ({s['other_overhead_pct']}%; best runs {s.get('other_overhead_best_pct')}%) | "
-                 if other else "")
-            rows.append(f"| {a.lines:,} log lines ({r['bytes'] / 1e6:.0f} MB), {what} | {label} | {s['bare_median_s']} s | "
-                        f"{s['gpuvet_median_s']} s (**{s['overhead_pct']}%**; best runs {s.get('overhead_best_pct')}%) | "
-                        f"{s['repeats']}: {sp.get('min')} / "
-                        f"{sp.get('q1')} / {sp.get('median')} / {sp.get('q3')} / {sp.get('max')}% | {s['bare_job_cpu_s']} / "
-                        f"{s['wrapped_job_cpu_s']} s | {s['gpuvet_own_cpu_s']} s | {o}< 10% |")
-        pr = r["piped"]
-        rows.append(f"| the same, `cmd \\| cat > /dev/null` | a pipe | | {pr['wall_s']} s | | {pr['job_cpu_s']} s | | "
-                    + ("| " if other else "") + "|")
+            s = r.get(sink)
+            if not s:
+                continue
+            g = s["gpuvet"]
+            extra = []
+            if "cat" in s:
+                extra.append(f"`\\| cat`: {_fmt_ci(s['cat']['wall_overhead_pct'])}, CPU {_fmt_ci(s['cat']['cpu_overhead_pct'])}, "
+                             f"job CPU {s['cat']['job_cpu_s']} s")
+            if "other" in s:
+                extra.append(f"other tree: {_fmt_ci(s['other']['wall_overhead_pct'])} ({s['other']['verdict']}), CPU "
+                             f"{_fmt_ci(s['other']['cpu_overhead_pct'])}; this minus other "
+                             f"{_fmt_ci(s.get('gpuvet_minus_other_pct'))}")
+            rows.append(
+                f"| {p['lines']:,} lines ({r['bytes'] / 1e6:.0f} MB), {what} | {label} | {s['used']} of {s['sets']} "
+                f"({s['mixed']} mixed, {s['slow']} slow{'' if s.get('basis', 'sets not mixed') == 'sets not mixed' else '; mixed kept: too few others'}) | {s['bare_median_s']} s | {g['median_s']} s | "
+                f"**{_fmt_ci(g['wall_overhead_pct'])}** | **{g['verdict']}** | {_fmt_ci(g['cpu_overhead_pct'])} | "
+                f"{s['bare_job_cpu_s']} / {g['job_cpu_s']} s | {g['own_cpu_s']} s | {'; '.join(extra)} |")
+    head = ("| case | sink (bare and wrapped alike) | sets used (of run) | bare, median | `gpuvet run`, median | "
+            "wall overhead per set: median [95% interval] | verdict (< 10%) | tree CPU overhead per set | job's CPU bare / "
+            "wrapped | gpuvet's own CPU (+ grep) | other arms |\n|" + "---|" * 11 + "\n")
+    lines = [f"# gpuvet run pass-through ({m['platform']}, {m['cpus']} CPUs, Python {m['python']})\n",
+             f"`python bench/run_passthrough.py{' --quick' if p.get('quick') else ''}"
+             f"{' --compare ' + p['compare'] if other else ''}`: {doc['seconds']} s in all.  Load average before "
+             f"{m['load_avg_before']}, after {m['load_avg_after']}.  Pinning: {m.get('pinning')}.  "
+             f"Calibration spin on the job's CPU: best {m['spin_s']['best']} s, median {m['spin_s']['median']} s "
+             f"({m['spin_s']['count']} spins).{(' ' + doc['note']) if doc.get('note') else ''}"
+             + ("" if doc.get("complete", True) else "  **Incomplete: cut short after the rows below.**") + "\n"]
+    if "throughput" in res:
+        t = res["throughput"]
+        lines.append(f"Pass-through: {p['mb']} MiB in 64 KiB blocks to /dev/null: bare {t['bare_median_s']} s, `gpuvet run` "
+                     f"{t['gpuvet_median_s']} s: **{t['gpuvet_mb_s']} MB/s** (goal >= 100 MB/s: "
+                     f"{'met' if t['gpuvet_mb_s'] >= 100 else 'not met'}); gpuvet's CPU {t['gpuvet_own_cpu_s']} s "
+                     f"({t['gpuvet_cpu_s_per_100mb']} s / 100 MB); medians of {t['repeats']}.\n")
+    if rows:
+        lines.append(head + "\n".join(rows) + "\n")
     if "startup" in res:
-        st = res["startup"]["null"]
-        js = st.get("job_start_ms", {})
-        o = (f"{st['other_median_s']} s, the job starts after {js.get('other')} ms | " if other else "")
-        rows.append(f"| `gpuvet run -- true`; `date` as the job: when it starts (ms after the launch) | | "
-                    f"{st['bare_median_s']} s; {js.get('bare')} ms | {st['gpuvet_median_s']} s; {js.get('gpuvet')} ms | | | "
-                    f"{st['gpuvet_own_cpu_s']} s | {o}|")
-    head = ("| case | sink (bare and wrapped alike) | bare | under `gpuvet run` | runs: each wrapped run against the bare "
-            "run before it, min / q1 / median / q3 / max | job's CPU, bare / wrapped | gpuvet's CPU (its process + grep) | "
-            + (f"under `{a.compare}` (A/B) | " if other else "") + "goal |\n|" + "---|" * (9 if other else 8) + "\n")
-    return (f"# gpuvet run pass-through ({m['platform']}, {m['cpus']} CPUs, Python {m['python']})\n\n"
-            f"`python bench/run_passthrough.py{' --quick' if a.quick else ''}`: medians of {a.repeat} alternating "
-            f"bare/wrapped runs ({a.log_repeat} for the block-buffered log rows), {doc['seconds']} s in all.  Load average "
-            f"before {m['load_avg_before']}, after {m['load_avg_after']}.{(' ' + a.note) if a.note else ''}\n\n"
-            + head + "\n".join(rows) + "\n\n"
-            "The overhead is the wrapped runs' median against the bare runs' median; the runs column gives the spread "
-            "of the overhead of each wrapped run against the bare run just before it.  The job's CPU is what it reported "
-            "itself (getrusage at its end): under `gpuvet run` it writes into a pipe instead of /dev/null (which costs it "
-            "more), and straight into the file sink, as bare (gpuvet reads the file back).  gpuvet's CPU = the wrapped tree's CPU minus the job's (for the "
-            "blocks and `true`: minus the bare tree's).\n")
+        st = res["startup"]
+        js, it = st.get("job_start_ms", {}), st.get("interpreter_ms", {})
+        lines.append(f"Start-up: `gpuvet run -- true` {st['gpuvet_median_s']} s (bare `true` {st['bare_median_s']} s), "
+                     f"gpuvet's CPU {st['gpuvet_own_cpu_s']} s"
+                     + (f", the other tree {st['other_median_s']} s" if "other_median_s" in st else "")
+                     + f".  `date` as the job starts {js.get('gpuvet')} ms after the launch (bare {js.get('bare')} ms"
+                     + (f", the other tree {js.get('other')} ms" if "other" in js else "")
+                     + f"); an interpreter reaches its first statement after {it.get('python')} ms (`python -c`), "
+                     f"{it.get('python -S')} ms with `-S` (the difference is site: the .pth files of site-packages): the "
+                     "rest of the delay is gpuvet's own (its imports before the spawn, the spawn).\n")
+    lines.append(
+        "How to read it: each set runs its arms (bare, `gpuvet run`, and the others named) back to back in a random "
+        "order; the overhead of a set is its arm's wall (or whole-tree CPU) time against the bare run of the same set. "
+        "The interval is distribution-free (order statistics: it holds the median with >= 95% probability). A spin "
+        f"(fixed work on the job's CPU, its CPU time) over {SLOW_RATIO}x the fastest one seen is in the slow mode; a set is "
+        "*mixed* when its spins before, between and after its runs are in different modes (the machine changed speed "
+        "during it): mixed sets are left out of the numbers and counted (unless fewer "
+        f"than {MIN_PAIRS} others are left: then every set counts, and the row says so); *slow* "
+        "sets ran wholly in the slow mode (kept: both arms alike). Verdict: met when the interval's upper end is under "
+        "10%, not met when its lower end is over 10%, otherwise cannot tell. The job's CPU is what it reported itself "
+        "(getrusage at its end): under `gpuvet run` it writes into a pipe instead of /dev/null (which costs it more), and "
+        "straight into the file sink, as bare. gpuvet's own CPU = the wrapped tree's CPU minus the job's.\n")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

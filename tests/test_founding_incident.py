@@ -20,11 +20,16 @@ SKEW_FORMS = ["collect_env.txt", "ci_commands.txt", "info_version.txt", "apt_lis
               # under a nightly install, a conda env export beside hipconfig --version
               "amd_smi_rocm_smi.txt", "traceback_opt_rocm.txt", "dockerfile_from.txt", "conda_env_export.txt",
               # day 5 (d11r): Arch's pacman -Q, RHEL's rpm -qa and dnf list installed, hipconfig --full, env | grep ROCM
-              "pacman_q.txt", "rpm_qa.txt", "dnf_list.txt", "hipconfig_full.txt", "env_rocm_path.txt"]
+              "pacman_q.txt", "rpm_qa.txt", "dnf_list.txt", "hipconfig_full.txt", "env_rocm_path.txt",
+              # day 6 (d12r): names that carry the release in other tools: apt-cache policy, AMD's repository URL in
+              # sources.list and apt update, HPC environment modules (module load / module list), Spack specs
+              "apt_cache_policy.txt", "apt_sources_update.txt", "lmod_module_load.txt", "spack_spec.txt"]
 # the same shapes with the framework built for the installed ROCm: nothing may call them a skew
 CONSISTENT_FORMS = ["consistent_amd_smi_rocm_smi.txt", "consistent_traceback_opt_rocm.txt",
                     "consistent_dockerfile_from.txt", "consistent_conda_env_export.txt",
-                    "consistent_pacman_q.txt", "consistent_rpm_qa.txt", "consistent_hipconfig_full.txt"]
+                    "consistent_pacman_q.txt", "consistent_rpm_qa.txt", "consistent_hipconfig_full.txt",
+                    "consistent_apt_cache_policy.txt", "consistent_apt_sources_update.txt",
+                    "consistent_lmod_module_load.txt", "consistent_spack_spec.txt"]
 
 
 def _text(name: str) -> str:
@@ -142,3 +147,28 @@ def test_hipcc_output_is_read_not_reported_missing(tmp_path):
 def test_prose_and_bare_numbers_give_no_release_facts(text):
     rows = parse_mentions(text, "t")
     assert not [r for r in rows if r.table in ("runtimes", "framework_builds")], rows
+
+
+def test_day6_forms_read_the_release_from_the_name_that_carries_it():
+    def rocm(text):
+        return sorted({(r.get("version"), r.source.split("(", 1)[-1][:24]) for r in parse_mentions(text, "t")
+                       if r.table == "runtimes" and r.get("name") == "rocm"})
+
+    # apt-cache policy without the repository line: the Installed: field of a ROCm meta package
+    assert [v for v, _ in rocm("rocm-libs:\n  Installed: 5.6.1.50601-93~22.04\n  Candidate: 5.6.1.50601-93~22.04\n")] \
+        == ["5.6.1"]
+    assert rocm("rocm-libs:\n  Installed: (none)\n") == []
+    assert rocm("python3-yaml:\n  Installed: 5.4.1-1ubuntu1\n") == []
+    # the repository URL (sources.list with a trailing slash; apt update's Hit line); "debian" names no release
+    assert [v for v, _ in rocm("deb [arch=amd64] http://repo.radeon.com/rocm/apt/3.5.1/ xenial main")] == ["3.5.1"]
+    assert [v for v, _ in rocm("Hit:9 https://repo.radeon.com/rocm/apt/5.3 focal InRelease")] == ["5.3"]
+    assert rocm("deb [arch=amd64] https://repo.radeon.com/rocm/apt/debian focal main") == []
+    assert rocm("Hit:2 https://repo.radeon.com/amdgpu/5.6.1/ubuntu jammy InRelease") == []  # the driver's repository
+    # environment modules: a load command and a module list row; another package's version is not ROCm's
+    assert [v for v, _ in rocm("module load rocm/6.4.1")] == ["6.4.1"]
+    assert [v for v, _ in rocm("  1) craype-x86-trento   2) rocm/5.7.1   3) cray-mpich/8.1.28")] == ["5.7.1"]
+    assert rocm("  1) craype-x86-trento   2) libfabric/1.15.2.0") == []
+    assert rocm("# module load rocm/5.2.0") == []
+    # Spack: the ROCm packages' versions are the release; a framework's own version is not
+    assert [v for v, _ in rocm("    ^hsa-rocr-dev@5.2.0%gcc@11.2.0+image~ipo+shared build_type=Release")] == ["5.2.0"]
+    assert rocm("py-torch@2.3.0  py-numpy@1.26.4") == []

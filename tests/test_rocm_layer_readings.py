@@ -77,3 +77,34 @@ def test_an_error_of_one_of_rocms_own_tools_reads_as_that_component():
     # a ROCm library whose own layer has words keeps that layer
     assert top(["ImportError: librocm_smi64.so.1: cannot open shared object file: No such file or directory"]) \
         == "runtime-mismatch"
+
+
+def test_an_out_of_memory_report_is_not_read_as_the_gpus_target():
+    # torch-directml's allocation failure on an RX 6700 XT (gfx1031): capacity, not missing kernels
+    text = ('"Server execution error: Could not allocate tensor with 1073741824 bytes. There is not enough GPU video '
+            'memory available."\ni have AMD GPU RX 6700 XT 12GB\n')
+    assert "gpu-arch-unsupported" not in causes(text)
+
+
+def test_a_pasted_node_only_root_can_open_is_device_access():
+    from conftest import run_cli
+
+    text = ("Hi, my `/dev/kfd` device has the wrong permissions, which means that ROCm only runs for root.\n"
+            "$ ls -la /dev | grep kfd\ncrw-------   1 root    root    234,   0 Mai 21 05:13 kfd\n")
+    diags = run_cli(["diagnose", "--format", "json", "-"], stdin=text).json()["diagnoses"]
+    assert diags and diags[0]["cause"] == "device-access" and "ENV061" in diags[0]["checks"]
+    # the usual mode (group render may read and write): no finding from the mode alone
+    ok = text.replace("crw-------   1 root    root ", "crw-rw----   1 root    render")
+    diags = run_cli(["diagnose", "--format", "json", "-"], stdin=ok).json()["diagnoses"]
+    assert all("ENV061" not in d["checks"] for d in diags)
+    # a directory or a regular file called kfd is no device node
+    assert all("ENV061" not in d["checks"] for d in run_cli(
+        ["diagnose", "--format", "json", "-"], stdin=text.replace("crw-------", "drwx------")).json()["diagnoses"])
+
+
+def test_a_builds_target_list_is_not_the_gpu_of_the_machine():
+    # jaxlib's ROCm build command lists the targets it compiles for (gfx803 among them): no GPU is named
+    text = ("When building v0.4.16 on Arch Linux, I ran into an issue where the amdhip64 and roctracer libs can't be found.\n"
+            '  python build/build.py --enable_rocm "--rocm_amdgpu_targets=gfx803,gfx900,gfx906,gfx908,gfx90a,gfx1030"\n')
+    assert "gpu-arch-unsupported" not in causes(text)
+    assert "gpu-arch-unsupported" not in causes("export PYTORCH_ROCM_ARCH=gfx1032\nRuntimeError: build failed\n")

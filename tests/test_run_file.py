@@ -197,3 +197,34 @@ def test_the_middles_prefilter_yields_to_the_job(tmp_path):
     words = err.decode().split()
     assert words[0] == "grep-nice" and words[1] != "None", err
     assert int(words[1]) == min(19, int(words[3]) + 10)
+
+
+def test_group_pids_lists_the_live_members_of_one_group_only(tmp_path):
+    """The one /proc walk behind `_group_alive` and `_group_holds`: the group's live processes, not its zombies,
+    not another group's; and both callers answer through it (a member holding the file; the group gone)."""
+    from gpuvet.app import run as runmod
+
+    log = tmp_path / "held.log"
+    log.write_text("")
+    # a group: a shell (the leader) that leaves a zombie child and a live one holding the log open
+    leader = subprocess.Popen(["sh", "-c", f"sleep 30 >> {log} & true & sleep 0.2; exec sleep 30"],
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and len(list(runmod._group_pids(leader.pid))) < 2:
+            time.sleep(0.02)
+        time.sleep(0.3)
+        pids = set(runmod._group_pids(leader.pid))
+        assert str(leader.pid) in pids and len(pids) == 2, pids  # the leader and the background sleep, no zombie
+        assert str(os.getpid()) not in pids
+        assert runmod._group_alive(leader.pid)
+        st = os.stat(log)
+        assert runmod._group_holds(leader.pid, [(st.st_dev, st.st_ino)])
+        assert not runmod._group_holds(leader.pid, [(st.st_dev, st.st_ino + 1)])
+    finally:
+        os.killpg(leader.pid, signal.SIGKILL)
+        leader.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and runmod._group_alive(leader.pid):
+        time.sleep(0.02)
+    assert list(runmod._group_pids(leader.pid)) == [] and not runmod._group_alive(leader.pid)

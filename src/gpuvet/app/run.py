@@ -37,7 +37,7 @@ from collections import deque
 # `gpuvet run` starts the job fast; the names below are for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Mapping, Sequence
+    from typing import Any, Callable, Iterator, Mapping, Sequence
 
     from gpuvet.probes.system import System
 
@@ -1067,6 +1067,21 @@ def _await_group_gone(pgid: int, timeout: float) -> None:
         time.sleep(0.002)
 
 
+def _group_pids(pgid: int) -> Iterator[str]:
+    """The pids (as /proc names them) of group ``pgid``'s live processes, zombies left out, read from
+    /proc/<pid>/stat.  Raises OSError (on the first ``next``) when /proc cannot be listed: the callers cannot tell."""
+    pids = [d for d in os.listdir("/proc") if d.isdigit()]
+    want = str(pgid).encode()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()  # after the command name, which may hold anything
+        except (OSError, IndexError):  # gone meanwhile
+            continue
+        if len(fields) > 2 and fields[2] == want and fields[0] != b"Z":
+            yield pid
+
+
 def _group_holds(pgid: int, keys: Sequence[tuple[int, int]]) -> bool:
     """Whether a live process of group ``pgid`` (the job's, after the job itself has exited) has one of the files
     ``keys`` ((device, inode)) open: it may still write into a followed file.  True where it cannot tell."""
@@ -1078,50 +1093,33 @@ def _group_holds(pgid: int, keys: Sequence[tuple[int, int]]) -> bool:
         return False  # the group is gone: the usual case, one system call
     except PermissionError:
         pass
-    try:
-        pids = [d for d in os.listdir("/proc") if d.isdigit()]
-    except OSError:
-        return True
     want = set(keys)
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) <= 2 or fields[2] != str(pgid).encode() or fields[0] == b"Z":
-            continue
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return True  # not ours to look into: assume it writes there
-        for fd in fds:
+    try:
+        for pid in _group_pids(pgid):
             try:
-                st = os.stat(f"/proc/{pid}/fd/{fd}")
-            except OSError:
+                fds = os.listdir(f"/proc/{pid}/fd")
+            except FileNotFoundError:
                 continue
-            if (st.st_dev, st.st_ino) in want:
-                return True
+            except OSError:
+                return True  # not ours to look into: assume it writes there
+            for fd in fds:
+                try:
+                    st = os.stat(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if (st.st_dev, st.st_ino) in want:
+                    return True
+    except OSError:  # /proc unreadable
+        return True
     return False
 
 
 def _group_alive(pgid: int) -> bool:
     """Whether a process of group ``pgid`` is alive, not a zombie (from /proc; True where it cannot tell)."""
     try:
-        pids = [d for d in os.listdir("/proc") if d.isdigit()]
+        return next(_group_pids(pgid), None) is not None
     except OSError:
         return True
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] != b"Z":
-            return True
-    return False
 
 
 def _stop(proc: subprocess.Popen, term_wait: float = 5.0) -> None:

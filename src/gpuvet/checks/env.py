@@ -250,7 +250,9 @@ def gpu_device_node_not_accessible(ctx: Context):
     a node the user cannot open gives "cudaErrorNoDevice" or "CUDA driver initialization failed".
 
     Example:
-    /dev/kfd is crw-rw---- root:render and the user is not in the render group.
+    /dev/kfd is crw-rw---- root:render and the user is not in the render group.  In pasted text (an
+    ``ls -l``, which shows modes but not the user's groups) only a node no group or other may open
+    (``crw------- root root``) fails: it is root's alone.
 
     Fix:
     Add the user to the group owning the node (usually render, on older distributions video) and log
@@ -273,6 +275,20 @@ def gpu_device_node_not_accessible(ctx: Context):
         return
     undecided = [r for r in nodes if r.get("readable") is None or r.get("writable") is None]
     nodes = [r for r in nodes if r not in undecided]
+    # a pasted `ls -l` decides one case without the user's groups: a node neither its group nor others may open
+    # (crw-------) is the owner's (root's) alone, so no ordinary user reaches the GPU through it
+    owner_only = [r for r in undecided if _owner_only(r.get("mode") or "")]
+    for r in owner_only:
+        yield Fail(f"{r.get('path')} can be opened by its owner only (mode {r.get('mode')}): the GPU is reachable as root "
+                   "alone",
+                   why="The runtime opens this node to reach the GPU; a node with no group or other read-write bits "
+                       "(no udev rule gave it the render/video group) makes the GPU look absent to every other user.",
+                   evidence=[ev(r, f"{r.get('path')} mode {r.get('mode')} group {r.get('group') or '?'}")],
+                   fixes=[fix("install the udev rule that gives the node its group and mode (ROCm's packages ship "
+                              "KERNEL==\"kfd\", GROUP=\"render\", MODE=\"0660\"), or reboot after installing the "
+                              "amdgpu driver package; then add the user to that group", root=True)])
+    if owner_only:
+        return
     if undecided and not nodes:
         yield Unknown("access to the pasted device nodes is not known (an `ls -l` shows modes, not this user's groups)",
                       [ev(r, f"{r.get('path')} {r.get('mode')} group {r.get('group')}") for r in undecided])
@@ -292,6 +308,11 @@ def gpu_device_node_not_accessible(ctx: Context):
     if not bad:
         yield Pass(f"{len(nodes)} GPU device node(s) are read-write for this user")
 
+
+
+def _owner_only(mode: str) -> bool:
+    """An ``ls -l`` mode string whose group and other bits both lack read-write (``crw-------``)."""
+    return len(mode) == 10 and mode[0] == "c" and mode[4:6] != "rw" and mode[7:9] != "rw"
 
 
 # -- build-time settings and host compilers --------------------------------------------------------

@@ -519,9 +519,23 @@ def _vocabulary_other(d: Diagnosis) -> bool:
     return d.cause == "other" and all(c.kind == "fallback" for c in d.contributions)
 
 
+# an out-of-memory report names its own layer (capacity or the allocator), whatever the GPU
+_OOM_WORDS = re.compile(r"out of (?:GPU |device |video )?memory|not enough (?:GPU |device |video )*memory|\bOOM\b", re.I)
+
+
+_GFX = re.compile(r"\bgfx[0-9]{3,4}[a-z]?\b")
+_TARGET_LIST = re.compile(r"(?i)(?:targets?|_ARCH|arch_list|offload-arch)\s*[=:]\s*['\"]?gfx")
+
+
 def _arch_prior(scan: ScanResult, out: list[Diagnosis]) -> list[Diagnosis]:
     h = scan.hints.get("amd-unlisted-arch")
     if h is None or not {"amd", "amd-gpu", "amd-gpu-said"} & scan.hint_names or not _has_error(scan):
+        return out
+    if _TARGET_LIST.search(h.text) or len(set(_GFX.findall(h.text))) >= 3:
+        return out  # a build's target list (--rocm_amdgpu_targets=gfx803,...), not the GPU of this machine
+    from .learned import reading_lines
+
+    if any(_OOM_WORDS.search(t) for _n, t in reading_lines(scan.error_lines, getattr(scan, "symptom_lines", ()))):
         return out
     have = next((d for d in out if d.cause == "gpu-arch-unsupported"), None)
     others = [d for d in out if d is not have]

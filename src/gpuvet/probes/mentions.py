@@ -108,6 +108,24 @@ HSA_OVERRIDE_RE = re.compile(r"\bHSA_OVERRIDE_GFX_VERSION[=:]\s*['\"]?(\d+\.\d+\
 # ldd / /proc/PID/maps: "libamdhip64.so.5 => /opt/rocm-5.6.1/lib/libamdhip64.so.5 (0x...)"
 LDD_HIP_RE = re.compile(r"^\s*libamdhip64\.so(?:\.(\d+))?[.\d]* => (\S+)")
 
+# Names that carry the ROCm release in other package managers and module systems:
+# - AMD's package repository URL (apt sources.list lines, `apt-cache policy` tables, yum/dnf .repo files):
+#   `deb [arch=amd64] http://repo.radeon.com/rocm/apt/3.5.1/ xenial main` (ROCm/legacy-rocm-build issue 1183),
+#   apt's `Hit:9 https://repo.radeon.com/rocm/apt/5.3 focal` (issue 1713); "debian" / "latest" name no release
+REPO_URL_RE = re.compile(r"\brepo\.radeon\.com/rocm/(?:apt|yum|zyp|rhel\d*|el\d+|sles\d*|centos\d*)/(\d+\.\d+(?:\.\d+)?)(?=[/\s\"']|$)")
+# - `apt-cache policy PKG` / `apt policy PKG`: the package's name alone on a line, then "Installed: VERSION"
+APT_POLICY_PKG_RE = re.compile(r"^([a-z0-9][a-z0-9.+-]*):\s*$")
+APT_POLICY_INSTALLED_RE = re.compile(r"^Installed:\s*(\d[\w.:~+-]*)\s*$")
+# - Lmod / Environment Modules (HPC clusters): `module list` rows "3) rocm/5.6.1", `module load rocm/6.4.1`
+#   (OLCF's Frontier batch scripts: github.com/olcf/olcf-user-docs pull 1068)
+LMOD_ROW_RE = re.compile(r"(?:^|\s)\d+\)\s+rocm/(\d+\.\d+\.\d+)(?=\s|\(|$)")
+LMOD_CMD_RE = re.compile(r"\bmodule\s+(?:load|add|swap|switch)\b[^#\n]*?\brocm/(\d+\.\d+\.\d+)(?=\s|$)")
+# - Spack specs: spack's ROCm packages are versioned by the ROCm release (hip@5.6.1, `spack spec` trees
+#   "^hsa-rocr-dev@5.2.0%gcc@11.2.0", "^hsakmt-roct@5.3.0%gcc@9.4.0": github.com/spack/spack issues 32194, 33320)
+SPACK_RE = re.compile(r"(?<![\w-])(?:hip|hipcc|hip-rocclr|hsa-rocr-dev|hsakmt-roct|rocm-core|llvm-amdgpu|comgr|rocblas|hipblas|"
+                      r"rocsolver|rocsparse|miopen-hip|rocm-device-libs|rocm-smi-lib|rocmcc)"
+                      r"@(\d+\.\d+\.\d+)(?![\w.])")
+
 ROCM_CONTEXT_RE = re.compile(r"rocminfo|HSA System Attributes|Runtime Ext Version")
 # hip-runtime-amd / hip-dev versions carry HIP's own numbering: 5.6.31062.50601 -> HIP 5.6.31062, ROCm 5.6.1
 _ROCM_BUILD = re.compile(r"^(\d+\.\d+\.\d+)\.(\d)(\d{2})(\d{2})$")
@@ -226,6 +244,22 @@ def parse_mentions(text: str, source: str) -> list[Row]:
                 add(("dkms", m.group(1)), row("drivers", f"{source} line {n} (dkms status: {_snippet(line)})",
                                               vendor="amd", component="kernel-module", version=m.group(1),
                                               flavor="dkms-package"))
+        if "repo.radeon.com/rocm/" in line:
+            for um in REPO_URL_RE.finditer(line):
+                rocm(um.group(1), n, f"AMD package repository {_snippet(um.group(0), 80)}", path="/opt/rocm")
+        if line.startswith("Installed:") and i:
+            m = APT_POLICY_INSTALLED_RE.match(line)
+            pm_ = APT_POLICY_PKG_RE.match(lines[i - 1].strip())
+            if m and pm_ and _rocm_package(pm_.group(1)) and m.group(1) != "(none)":
+                apt_pkgs.setdefault(pm_.group(1), m.group(1))
+                apt_line.setdefault(pm_.group(1), n)
+        if "rocm/" in line:
+            lm_ = LMOD_ROW_RE.search(line) or LMOD_CMD_RE.search(line)
+            if lm_ and not line.startswith("#"):  # a commented-out load loads nothing
+                rocm(lm_.group(1), n, f"environment module {_snippet(line, 80)}")
+        if "@" in line:
+            for sm in SPACK_RE.finditer(line):
+                rocm(sm.group(1), n, f"Spack package {sm.group(0)}")
         if "rocm/" in line:
             for im in IMAGE_RE.finditer(line):
                 tag = line[im.start():].split()[0]
@@ -461,7 +495,8 @@ _ANY = re.compile(r"/opt/rocm-\d|roc-\d|\.info/version|^[a-z0-9.+-]+/[\w,.-]+ \S
                   r"|^(?:rocm-core|hip-runtime-amd|amdgpu-dkms)[-.]|^Package:[ \t]*(?:rocm|hip|amdgpu|miopen|rocblas|libamdhip)"
                   r"| VERSION: \d|amdgpu\.ko|modinfo amdgpu|/sys/module/amdgpu/version|libamdhip64\.so"
                   r"|^Device: (?:cuda|hip):\d|, gfx[0-9a-f]+|, compute capability \d|GcnArchName|gpu_type=gfx|library=rocm|gcnArchName"
-                  r"|^[ \t]*Name:[ \t]+gfx|HSA_OVERRIDE_GFX_VERSION|hipconfig", re.M)
+                  r"|^[ \t]*Name:[ \t]+gfx|HSA_OVERRIDE_GFX_VERSION|hipconfig"
+                  r"|repo\.radeon\.com/rocm/|^[ \t]*Installed:[ \t]*\d|rocm/\d|@\d+\.\d+\.\d", re.M)
 
 
 def rows_for(text: str, source: str) -> Iterable[Row]:

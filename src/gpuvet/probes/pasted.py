@@ -235,7 +235,11 @@ def parse_pip(text: str, source: str) -> list[Row]:
 
 # -- small things people paste: os-release, uname, ls of devices, libraries and dist-info ----------
 _LS_MISSING = re.compile(r"^ls: cannot access '(?P<p>/dev/(?:kfd|dri[^']*|nvidia[^']*))': No such file or directory", re.M)
-_LS_DEV = re.compile(r"^(?P<mode>[cd][rwxs-]{9})[.+]?[ \t]+\d+[ \t]+(?P<user>\S+)[ \t]+(?P<group>\S+)[ \t]+.*?(?P<p>/dev/(?:kfd|dri/renderD\d+|nvidia\S*))[ \t\r]*$", re.M)
+# `ls -l /dev/kfd ...` rows, and `ls -la /dev | grep kfd` / `ls -l /dev/dri` rows, which name the node bare (a character
+# device called kfd, renderD128, nvidia0 is the GPU's node wherever it is listed)
+_LS_DEV = re.compile(r"^(?P<mode>[cd][rwxs-]{9})[.+]?[ \t]+\d+[ \t]+(?P<user>\S+)[ \t]+(?P<group>\S+)[ \t]+.*?"
+                     r"(?:(?P<p>/dev/(?:kfd|dri/renderD\d+|nvidia\S*))|(?<=[ \t])(?P<bare>kfd|renderD\d+|nvidia(?:\d+|ctl|-uvm)))"
+                     r"[ \t\r]*$", re.M)
 _UNAME = re.compile(r"^Linux \S+ (?P<k>\d+\.\d+\S*) #.*?(?P<arch>x86_64|aarch64|ppc64le)", re.M)
 _LIBFILE = re.compile(r"\b(?P<f>lib(?P<n>amdhip64|cudnn|cudart|cublas|cublasLt|nccl|rccl|MIOpen|rocblas|hipblaslt|hipblas)\.so\.(?P<v>\d+(?:\.\d+){1,3}))\b")
 _DISTDIR = re.compile(r"^(?P<n>[A-Za-z0-9][A-Za-z0-9_.]*?)-(?P<v>\d[\w.+!]*)\.dist-info/?$", re.M)
@@ -255,7 +259,11 @@ def parse_misc(text: str, source: str) -> list[Row]:
         out.append(row("device_nodes", f"{source} (ls)", path=m.group("p"), exists=False, readable=False,
                        writable=False, group="", mode=""))
     for m in _LS_DEV.finditer(text):
-        out.append(row("device_nodes", f"{source} (ls -l)", path=m.group("p"), exists=True, readable=None,
+        if m.group("mode")[0] != "c":
+            continue
+        bare = m.group("bare")
+        path = m.group("p") or (f"/dev/dri/{bare}" if bare.startswith("renderD") else f"/dev/{bare}")
+        out.append(row("device_nodes", f"{source} (ls -l)", path=path, exists=True, readable=None,
                        writable=None, group=m.group("group"), mode=m.group("mode")))
     seen = set()
     for m in _LIBFILE.finditer(text):
@@ -313,7 +321,7 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
     (re.compile(r"NVRM version"), nvidia, "parse_proc_version"),
     (re.compile(r"Cuda compilation tools, release"), nvidia, "parse_nvcc"),
     (re.compile(r"^__version__ = ['\"]", re.M), framework, "parse_torch_version_py"),
-    (re.compile(r"^PRETTY_NAME=|^Linux \S+ \d+\.\d+|^ls: cannot access '/dev/|^[cd][rwx-]{9}.*?/dev/|\blib(amdhip64|cudnn|cudart|cublas|nccl|rccl|MIOpen|rocblas|hipblaslt)\.so\.\d+\.\d|\.dist-info/?$", re.M), None, "parse_misc"),
+    (re.compile(r"^PRETTY_NAME=|^Linux \S+ \d+\.\d+|^ls: cannot access '/dev/|^[cd][rwx-]{9}.*?/dev/|^c[rwx-]{9}.*[ \t](?:kfd|renderD\d+|nvidia(?:\d+|ctl|-uvm))[ \t\r]*$|\blib(amdhip64|cudnn|cudart|cublas|nccl|rccl|MIOpen|rocblas|hipblaslt)\.so\.\d+\.\d|\.dist-info/?$", re.M), None, "parse_misc"),
     (re.compile(r"^(?:declare -x |export )?(?:PATH|HOME|SHELL|USER|HOSTNAME|LD_LIBRARY_PATH|CUDA_HOME|ROCM_PATH)=", re.M),
      None, "parse_env_dump"),
     (_MENTIONS, None, "parse_mentions"),
