@@ -145,3 +145,26 @@ def test_program_guard_on_is_available_reads_as_no_usable_gpu():
     text = ('  File "D:\\\\proj\\\\models\\\\networks.py", line 86, in define_G\n'
             "    assert(torch.cuda.is_available())\nAssertionError\n")
     assert _first(text) == "cpu-only-build"
+
+
+# -- third landing: families read from fresh cases after their first score ------------------------------------------
+def test_companion_calls_an_api_the_installed_framework_lacks():
+    assert _first("torch==2.5.1\nAttributeError: module 'torch.library' has no attribute 'wrap_triton'\n") == \
+        "companion-mismatch"
+    assert _first("AttributeError: 'NoneType' object has no attribute 'shape'\n") is None
+
+
+def test_families_of_cpu_only_builds_and_companions():
+    # detectron2 / maskrcnn-benchmark ops built without CUDA
+    assert _first("RuntimeError: Not compiled with GPU support (nms at /src/maskrcnn_benchmark/csrc/nms.h:22)\n") == \
+        "cpu-only-build"
+    # Lightning's device parser, and the defaults channel's CPU build selector in conda list
+    assert _first("MisconfigurationException:\n    You requested GPUs: [0]\n    But your machine only has: []\n") == \
+        "cpu-only-build"
+    assert _first("# Name    Version   Build  Channel\n_pytorch_select           0.1                       cpu_0\n"
+                  "RuntimeError: no GPU\n") == "cpu-only-build"
+    # torch's dispatcher listing a torchvision op with only its CPU kernel (Windows paths: not triton's rule)
+    assert _first("CPU: registered at C:\\actions-runner\\_work\\vision\\vision\\pytorch\\vision\\torchvision\\csrc\\ops"
+                  "\\cpu\\nms_kernel.cpp:112 [kernel]\nMeta: registered at /dev/null:440 [kernel]\n") == "companion-mismatch"
+    # DeepSpeed's op builder, shortened by the reporter
+    assert _first("Installed CUDA version 11.7 does not match torch version\n") == "extension-abi"
