@@ -2,7 +2,7 @@
 jobs (writing to /dev/null and to a regular file), and the CPU time gpuvet itself spends, with a verdict per row
 that a noisy machine cannot fake.
 
-    python bench/run_passthrough.py --quick --name h200   # the closing-run command (~150-190 s on the H200)
+    python bench/run_passthrough.py --quick --name h200   # the closing-run command (est. ~150-170 s on the H200)
     python bench/run_passthrough.py [--mb 512] [--lines 1000000] [--pairs 21] [--row-seconds 60] [--out DIR] [--name X]
     python bench/run_passthrough.py --quick --compare ../other-checkout/src   # A/B: the other's `gpuvet run` as an arm too
 
@@ -34,6 +34,9 @@ runs landed slow):
   ``MIN_PAIRS``), so the whole has a bounded run time on a slow machine.  The overhead is computed per set (each arm
   against the bare run of the same set) and summarised by its median with a distribution-free confidence interval
   (order statistics of the binomial: the interval holds the median with >= 95 % probability, its real coverage given).
+* **Sessions.**  Every arm starts in a session of its own (``gpuvet run`` starts its job in one): with the
+  scheduler's autogroups a session is a group with its own share of the CPUs, and a loaded machine gave the wrapped
+  job more CPU than a bare one left in this script's session.
 * **Pinned CPUs.**  With 3 or more CPUs the job runs on one CPU of its own (``taskset``: the same CPU, bare and
   wrapped), and gpuvet (with its grep) and this script on the others (up to two): the job's CPU is not shared with
   its wrapper, as on a real machine with spare cores.  With 2 CPUs the job gets one and everything else the other.
@@ -41,9 +44,14 @@ runs landed slow):
 * **The slow mode.**  Before every set, between its arms and after it, a calibrated spin (fixed Python work, its CPU
   time) runs on the job's CPU.  A spin more than ``SLOW_RATIO`` times the fastest one seen is the slow mode.  A set
   whose spins disagree (one arm may have run in the other mode) is *mixed*: it is reported and left out of the verdict.
-* **CPU time.**  The whole tree's user+sys CPU (wait4: gpuvet, its grep and the job) against the bare job's, per set:
-  the machine's speed hurts it less than wall time (CPU seconds of a slowed core still count, but not the waits).
-  The job's own CPU (getrusage at its end) shows what the sink costs the job itself.
+* **CPU time.**  The whole tree's user+sys CPU (wait4: gpuvet, its grep and the job) against the bare job's, per set.
+  The job's own CPU (getrusage at its end, user and system apart) shows what the sink costs the job itself.
+* **Speed-free overhead.**  The slow mode scales a run's wall and its job's CPU alike, and on the H200 it flipped
+  within single runs, so even same-speed sets swung by tens of percent.  Per set, (wall / the job's CPU) wrapped
+  against bare is the wall beyond the job's own work, which holds still; into a file (the job's system calls are the
+  bare job's) that is the overhead; into /dev/null the job's extra CPU in the pipe multiplies in, measured as
+  (1 + sys / user) wrapped against bare (its Python work, user time, is the same in both arms).  This is the
+  verdict to read; the plain wall interval is given beside it.
 * **Verdict** per row, from the wall-time interval: *met* (its upper end under 10 %), *not met* (its lower end over
   10 %), else *cannot tell* (the interval straddles 10 %, or fewer than ``MIN_PAIRS`` sets).
 
@@ -95,7 +103,7 @@ sys.stdout.flush()
 sys.stderr.flush()
 ru = resource.getrusage(resource.RUSAGE_SELF)
 with open(sys.argv[3], "a") as fh:
-    fh.write(f"{ru.ru_utime + ru.ru_stime}\\n")
+    fh.write(f"{ru.ru_utime} {ru.ru_stime}\\n")
 """
 
 
@@ -155,7 +163,11 @@ def _run(argv: list[str], env: dict[str, str], stderr_too: bool, sink: str = os.
     with open(sink, "wb") as out_f:
         out: Any = subprocess.PIPE if count else out_f
         err: Any = (subprocess.STDOUT if count else out_f) if stderr_too else subprocess.DEVNULL
-        p = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        # a session of its own, bare or wrapped: with the scheduler's autogroups (Linux's default) a new session is a
+        # new group with its own fair share of the CPUs, and `gpuvet run` starts its job in one; a bare job left in
+        # this script's session would share its group's one share with everything else here (on a loaded machine the
+        # wrapped job then ran 40% faster than the bare one)
+        p = subprocess.Popen(argv, stdout=out, stderr=err, env=env, start_new_session=True)
         total = 0
         if count:
             assert p.stdout is not None
@@ -181,15 +193,17 @@ def _load() -> list[float]:
         return []
 
 
-def _job_cpu(path: str) -> float:
-    """The CPU the job reported at its end (and forget it, for the next run)."""
+def _job_cpu(path: str) -> dict[str, float]:
+    """The CPU the job reported at its end: user and system seconds (and forget it, for the next run)."""
     try:
         with open(path) as fh:
             vals = [float(x) for x in fh.read().split()]
         os.unlink(path)
-        return vals[-1] if vals else 0.0
     except (OSError, ValueError):
-        return 0.0
+        vals = []
+    if len(vals) < 2:
+        return {"job_cpu": 0.0, "job_user": 0.0, "job_sys": 0.0}
+    return {"job_cpu": vals[-2] + vals[-1], "job_user": vals[-2], "job_sys": vals[-1]}
 
 
 def _med(xs: list[float]) -> float:
@@ -291,7 +305,7 @@ def _pairs(arms: dict[str, list[str]], envs: dict[str, dict[str, str]], both: bo
         one: dict[str, Any] = {"order": order, "spins": [pin.spin()]}
         for name in order:
             wall, tree, _n = _run(arms[name], envs[name], both, path)
-            one[name] = {"wall": wall, "tree_cpu": tree, "job_cpu": _job_cpu(cpu_file)}
+            one[name] = {"wall": wall, "tree_cpu": tree, **_job_cpu(cpu_file)}
             one["spins"].append(pin.spin())
         spins_seen.extend(one["spins"])
         sets.append(one)
@@ -334,6 +348,21 @@ def _summarise(row: dict, arms: list[str]) -> dict[str, Any]:
             "wall_overhead_all_pct": _r(median_ci([100 * (s[arm]["wall"] - s["bare"]["wall"]) / s["bare"]["wall"]
                                                    for s in sets])),
         }
+        # speed-free: the wall beyond the job's own CPU, per set ((wall / job CPU) wrapped against bare).  The machine's
+        # speed scales a run's wall and its job's CPU alike (the slow mode doubled both), so this ratio holds still when
+        # the speed flips within a set, where the plain wall ratio swings by tens of percent
+        beyond = _r(median_ci([100 * ((s[arm]["wall"] / s[arm]["job_cpu"]) / (s["bare"]["wall"] / s["bare"]["job_cpu"]) - 1)
+                               for s in sets if s[arm]["job_cpu"] > 0 and s["bare"]["job_cpu"] > 0]))
+        if all(s[k].get("job_user", 0) > 0 for s in sets for k in (arm, "bare")):
+            # the job's extra CPU, speed-free: its Python work (user time) is the same in both arms, and what a sink
+            # costs it is system time, so (1 + sys / user) wrapped against bare (one run's own ratio: a speed
+            # change scales both its parts); every set
+            ratio = _r(median_ci([100 * ((1 + s[arm]["job_sys"] / s[arm]["job_user"])
+                                         / (1 + s["bare"]["job_sys"] / s["bare"]["job_user"]) - 1) for s in sets]))
+        else:  # an older result without the split: sets of one speed
+            ratio = _r(median_ci([100 * (s[arm]["job_cpu"] / s["bare"]["job_cpu"] - 1) for s in used if s["bare"]["job_cpu"] > 0]))
+        a["beyond_job_pct"], a["job_cpu_ratio_pct"] = beyond, ratio
+        a["speed_free"] = _speed_free(beyond, ratio, row.get("sink", ""))
         out[arm] = a
     if "other" in arms and "gpuvet" in arms:  # the A/B: this tree against the other, per set
         d = [100 * (s["gpuvet"]["wall"] - s["other"]["wall"]) / s["bare"]["wall"] for s in used]
@@ -341,10 +370,34 @@ def _summarise(row: dict, arms: list[str]) -> dict[str, Any]:
     return out
 
 
+def _speed_free(beyond: dict[str, Any], ratio: dict[str, Any], sink: str) -> dict[str, Any]:
+    """The overhead as (1 + the wall beyond the job's CPU) x (1 + the job's extra CPU) - 1, and its verdict.  Into a
+    file the job makes the bare job's own system calls (it writes straight into the file), so its CPU is the bare
+    job's and the first factor is the overhead (the job-CPU column shows how close the measured CPU came); into
+    /dev/null it writes into a pipe instead, which costs it more (system time: ``job_cpu_ratio_pct`` is its
+    (1 + sys / user) against the bare job's): both factors count, each interval's ends multiplied (both intervals
+    hold: >= 90 %)."""
+    if beyond.get("coverage") is None:
+        return {"verdict": "cannot tell", "how": "too few sets"}
+    if sink == "file":
+        return {"lo": beyond["lo"], "hi": beyond["hi"], "median": beyond["median"], "n": beyond["n"],
+                "coverage": beyond["coverage"], "verdict": verdict(beyond),
+                "how": "the wall beyond the job's CPU (the job's system calls are the bare job's)"}
+    if ratio.get("coverage") is None:
+        return {"verdict": "cannot tell", "how": "too few sets of one speed for the job's CPU"}
+    lo = ((1 + beyond["lo"] / 100) * (1 + ratio["lo"] / 100) - 1) * 100
+    hi = ((1 + beyond["hi"] / 100) * (1 + ratio["hi"] / 100) - 1) * 100
+    med = ((1 + beyond["median"] / 100) * (1 + ratio["median"] / 100) - 1) * 100
+    v = "met" if hi < GOAL_PCT else "not met" if lo > GOAL_PCT else "cannot tell"
+    return {"lo": round(lo, 1), "hi": round(hi, 1), "median": round(med, 1), "n": beyond["n"],
+            "coverage": round(beyond["coverage"] + ratio["coverage"] - 1, 3), "verdict": v,
+            "how": "the wall beyond the job's CPU x the job's extra CPU in the pipe"}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
-                    help="256 MiB, 1,000,000 lines, up to 21 sets a log row within 20 s (33 s for the per-line rows): ~160 s on the H200")
+                    help="256 MiB, 1,000,000 lines, up to 21 sets a log row within 20 s (33 s for the per-line rows): ~160 s on the H200 (estimated)")
     ap.add_argument("--mb", type=int, default=512)
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5, help="runs of the throughput and start-up rows")
@@ -363,7 +416,12 @@ def main() -> int:
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--name", default="", help="suffix of the result files (run_passthrough-NAME.json/.md)")
     ap.add_argument("--note", default="", help="a line for the Markdown (e.g. what else was running)")
+    ap.add_argument("--resummarise", metavar="JSON", default="",
+                    help="no runs: recompute the summaries and the Markdown from an earlier result's raw sets (this "
+                         "version's statistics), into --out/run_passthrough-NAME.*")
     a = ap.parse_args()
+    if a.resummarise:
+        return resummarise(a.resummarise, a.out, a.name, a.note)
     if a.quick:
         a.mb, a.lines, a.repeat, a.pairs, a.row_seconds = 256, 1_000_000, 3, 21, 20.0
     a.stderr_row_seconds = a.stderr_row_seconds or a.row_seconds * 5 / 3
@@ -445,6 +503,7 @@ def main() -> int:
                         arms["other"] = gpuvet + job
                     secs = a.stderr_row_seconds if name == "log_stderr" else a.row_seconds
                     row = _pairs(arms, envs, both, path, cpu_file, pin, rng, a.pairs, secs, spins)
+                    row["sink"] = sink
                     s = _summarise(row, list(arms))
                     s["raw"] = [{k: ({kk: round(vv, 4) for kk, vv in v.items()} if isinstance(v, dict) else
                                      [round(x, 5) for x in v] if k == "spins" else v)
@@ -505,6 +564,34 @@ def main() -> int:
     return 0
 
 
+def resummarise(path: str, out: str, name: str, note: str) -> int:
+    """Recompute every log row's summary from its raw sets (the slow mode against the fastest spin of the whole run)."""
+    with open(path) as fh:
+        doc = json.load(fh)
+    rows = [(r, sink) for key, r in doc["results"].items() if key.startswith("log") for sink in ("null", "file") if sink in r]
+    best = min(sp for r, sink in rows for one in r[sink]["raw"] for sp in one["spins"])
+    for r, sink in rows:
+        old = r[sink]
+        for one in old["raw"]:
+            slow = [sp > SLOW_RATIO * best for sp in one["spins"]]
+            one["mode"] = "mixed" if any(slow) and not all(slow) else "slow" if all(slow) else "fast"
+        arms = ["bare"] + sorted(k for k in old["raw"][0]["order"] if k != "bare")
+        new = _summarise({"sets": old["raw"], "seconds": old["seconds"], "sink": sink, "spin_best_s": best}, arms)
+        new["raw"] = old["raw"]
+        r[sink] = new
+    doc["note"] = (doc.get("note", "") + " " + note).strip()
+    doc["resummarised_from"] = os.path.basename(path)
+    os.makedirs(out, exist_ok=True)
+    stem = os.path.join(out, "run_passthrough" + (f"-{name}" if name else ""))
+    with open(stem + ".json", "w") as fh:
+        json.dump(doc, fh, indent=1)
+        fh.write("\n")
+    with open(stem + ".md", "w") as fh:
+        fh.write(markdown(doc))
+    print(f"wrote {stem}.json and {stem}.md")
+    return 0
+
+
 def markdown(doc: dict) -> str:
     m, res, p = doc["machine"], doc["results"], doc["params"]
     other = bool(p.get("compare"))
@@ -520,20 +607,27 @@ def markdown(doc: dict) -> str:
             g = s["gpuvet"]
             extra = []
             if "cat" in s:
-                extra.append(f"`\\| cat`: {_fmt_ci(s['cat']['wall_overhead_pct'])}, CPU {_fmt_ci(s['cat']['cpu_overhead_pct'])}, "
-                             f"job CPU {s['cat']['job_cpu_s']} s")
+                c = s["cat"]
+                extra.append(f"`\\| cat`: wall {_fmt_ci(c['wall_overhead_pct'])}, speed-free {_fmt_ci(c.get('speed_free'))}, "
+                             f"the job's extra CPU {_fmt_ci(c.get('job_cpu_ratio_pct'))}")
             if "other" in s:
-                extra.append(f"other tree: {_fmt_ci(s['other']['wall_overhead_pct'])} ({s['other']['verdict']}), CPU "
-                             f"{_fmt_ci(s['other']['cpu_overhead_pct'])}; this minus other "
+                o = s["other"]
+                extra.append(f"other tree: wall {_fmt_ci(o['wall_overhead_pct'])}, speed-free {_fmt_ci(o.get('speed_free'))} "
+                             f"({o.get('speed_free', {}).get('verdict')}); this minus other (wall, per set) "
                              f"{_fmt_ci(s.get('gpuvet_minus_other_pct'))}")
+            sf = g.get("speed_free", {})
+            sf_txt = (f"**{_fmt_ci(sf)}** ({sf['verdict']})" if sf.get("median") is not None else sf.get("verdict", ""))
             rows.append(
                 f"| {p['lines']:,} lines ({r['bytes'] / 1e6:.0f} MB), {what} | {label} | {s['used']} of {s['sets']} "
-                f"({s['mixed']} mixed, {s['slow']} slow{'' if s.get('basis', 'sets not mixed') == 'sets not mixed' else '; mixed kept: too few others'}) | {s['bare_median_s']} s | {g['median_s']} s | "
-                f"**{_fmt_ci(g['wall_overhead_pct'])}** | **{g['verdict']}** | {_fmt_ci(g['cpu_overhead_pct'])} | "
+                f"({s['mixed']} mixed, {s['slow']} slow{'' if s.get('basis', 'sets not mixed') == 'sets not mixed' else '; mixed kept: too few others'}) | "
+                f"{s['bare_median_s']} s | {g['median_s']} s | "
+                f"{_fmt_ci(g['wall_overhead_pct'])} ({g['verdict']}) | {sf_txt} | {_fmt_ci(g.get('beyond_job_pct'))} | "
+                f"{_fmt_ci(g.get('job_cpu_ratio_pct'))} | {_fmt_ci(g['cpu_overhead_pct'])} | "
                 f"{s['bare_job_cpu_s']} / {g['job_cpu_s']} s | {g['own_cpu_s']} s | {'; '.join(extra)} |")
     head = ("| case | sink (bare and wrapped alike) | sets used (of run) | bare, median | `gpuvet run`, median | "
-            "wall overhead per set: median [95% interval] | verdict (< 10%) | tree CPU overhead per set | job's CPU bare / "
-            "wrapped | gpuvet's own CPU (+ grep) | other arms |\n|" + "---|" * 11 + "\n")
+            "wall overhead per set: median [95% interval] (verdict) | **speed-free overhead** (verdict, < 10%) | "
+            "wall beyond the job's CPU, per set | the job's extra CPU, per set | tree CPU overhead per set | job's CPU "
+            "bare / wrapped | gpuvet's own CPU (+ grep) | other arms |\n|" + "---|" * 13 + "\n")
     lines = [f"# gpuvet run pass-through ({m['platform']}, {m['cpus']} CPUs, Python {m['python']})\n",
              f"`python bench/run_passthrough.py{' --quick' if p.get('quick') else ''}"
              f"{' --compare ' + p['compare'] if other else ''}`: {doc['seconds']} s in all.  Load average before "
@@ -569,7 +663,12 @@ def markdown(doc: dict) -> str:
         "during it): mixed sets are left out of the numbers and counted (unless fewer "
         f"than {MIN_PAIRS} others are left: then every set counts, and the row says so); *slow* "
         "sets ran wholly in the slow mode (kept: both arms alike). Verdict: met when the interval's upper end is under "
-        "10%, not met when its lower end is over 10%, otherwise cannot tell. The job's CPU is what it reported itself "
+        "10%, not met when its lower end is over 10%, otherwise cannot tell. *Speed-free*: the machine's speed scales a "
+        "run's wall and its job's CPU alike, so the wall beyond the job's CPU ((wall / job CPU) wrapped against bare, per "
+        "set, every set) holds still where the plain wall ratio swings; into a file the job makes the bare job's own "
+        "system calls, so that is the overhead; into /dev/null the job writes into a pipe instead, so its extra CPU "
+        "multiplies in: its system time against its user time (its Python work, the same in both arms), (1 + sys / user) "
+        "wrapped against bare, per set; each interval's ends multiplied (both intervals hold: >= 90%). The job's CPU is what it reported itself "
         "(getrusage at its end): under `gpuvet run` it writes into a pipe instead of /dev/null (which costs it more), and "
         "straight into the file sink, as bare. gpuvet's own CPU = the wrapped tree's CPU minus the job's.\n")
     return "\n".join(lines)

@@ -116,3 +116,27 @@ def test_golden_screens_do_not_read_the_machine():
             assert "--here" not in argv, name
         if argv[0] == "check":
             assert "--from" in argv, name
+
+
+def test_every_generic_fix_names_the_command_to_run_next():
+    # the taxonomy's fixes (what a "can also mean", learned or vocabulary reading shows) named no command
+    from gpuvet.model.taxonomy import CAUSE_COMMAND, CAUSE_FIX, CAUSE_TABLE
+
+    for c in CAUSE_TABLE:
+        assert c.command, c.name
+        assert CAUSE_FIX[c.name].endswith(f": {c.command}") and CAUSE_COMMAND[CAUSE_FIX[c.name]] == c.command
+
+
+def test_a_generic_fix_draws_its_command_on_its_own_line():
+    # new-f0009: the third place, driver-too-old (LOG271 can also mean), had only "Upgrade the GPU kernel driver ..."
+    text = _case_text("bench/incidents-new/frozen/new-f0009.yaml")
+    r = run_cli(["diagnose", "-"], stdin=text, environ=TERM)
+    lines = r.out.splitlines()
+    start = lines.index(_head(r.out, "driver-too-old"))
+    block = lines[start:lines.index("", start)]
+    assert "    $ gpuvet recommend" in block, block
+    hw = lines[lines.index(_head(r.out, "hardware-fault")):]
+    assert any(x.startswith("  fix [display-only, root]: ") for x in hw[:hw.index("")])
+    doc = run_cli(["diagnose", "--format", "json", "-"], stdin=text).json()
+    fixes = next(f["fixes"] for f in doc["findings"] if f["name"] == "diagnosis-driver-too-old")
+    assert fixes[0]["command"] == "gpuvet recommend"

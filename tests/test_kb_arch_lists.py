@@ -39,7 +39,9 @@ def _note(release: str, line: str) -> str:
     return str(v.get("note", ""))
 
 
-@pytest.mark.parametrize("release, line", [("2.8", "rocm6.3"), ("2.8", "rocm6.4"), ("2.9", "rocm6.3"), ("2.9", "rocm6.4")])
+@pytest.mark.parametrize("release, line", [("2.8", "rocm6.3"), ("2.8", "rocm6.4"), ("2.9", "rocm6.3"), ("2.9", "rocm6.4"),
+                                           ("2.13", "rocm7.1"), ("2.13", "rocm7.2"), ("2.14", "rocm7.2"),
+                                           ("2.14", "rocm7.14")])
 def test_unsourced_rocm_lines_stay_unknown(release, line):
     # no wheel's get_arch_list and no release-branch build script was read for these: no arch, so checks say unknown
     v = q.torch_release(kb.load(), release).variant(line)

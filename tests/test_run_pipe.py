@@ -124,6 +124,13 @@ def test_bench_interval_and_verdict():
     assert b.verdict(b.median_ci([11.0, 12.0, 14.0, 15.0, 16.0, 30.0, 40.0])) == "not met"
     assert b.verdict(b.median_ci([-30.0, 2.0, 4.0, 6.0, 12.0, 20.0, 50.0])) == "cannot tell"  # a median of 6% is not enough
     assert b.verdict(b.median_ci([1.0, 2.0, 3.0])) == "cannot tell"
+    # speed-free: into a file the wall beyond the job's CPU is the overhead; into /dev/null the job's extra CPU in
+    # the pipe multiplies in, interval end by interval end
+    beyond = b.median_ci([2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
+    assert b._speed_free(beyond, b.median_ci([20.0] * 6), "file")["verdict"] == "met"
+    null = b._speed_free(beyond, b.median_ci([1.0, 2.0, 2.0, 3.0, 3.0, 4.0]), "null")
+    assert (null["lo"], null["hi"], null["verdict"]) == (3.0, 11.3, "cannot tell")
+    assert b._speed_free(beyond, b.median_ci([9.0, 10.0, 11.0, 12.0, 13.0, 14.0]), "null")["verdict"] == "not met"
 
 
 @pytest.mark.slow
@@ -145,6 +152,16 @@ def test_passthrough_bench_runs_and_reports(tmp_path):
             assert sorted(row["raw"][0]["order"]) == sorted(["bare", "gpuvet"] + (["cat"] if sink == "null" else []))
             assert row["gpuvet"]["verdict"] in ("met", "not met", "cannot tell")
             assert "cpu_overhead_pct" in row["gpuvet"] and len(row["raw"][0]["spins"]) == len(row["raw"][0]["order"]) + 1
+            assert row["gpuvet"]["speed_free"]["verdict"] in ("met", "not met", "cannot tell")
+            assert row["gpuvet"]["beyond_job_pct"]["n"] == 6 and row["raw"][0]["bare"]["job_user"] > 0
     assert res["startup"]["interpreter_ms"]["python -S"] > 0
     md = (tmp_path / "run_passthrough-t.md").read_text()
-    assert "MB/s" in md and "verdict" in md
+    assert "MB/s" in md and "verdict" in md and "speed-free" in md
+    # the same statistics again from the raw sets alone (no runs)
+    p = subprocess.run([PY, os.path.join(ROOT, "bench", "run_passthrough.py"), "--resummarise",
+                        str(tmp_path / "run_passthrough-t.json"), "--out", str(tmp_path), "--name", "t2"],
+                       capture_output=True, env=_env(), timeout=60)
+    assert p.returncode == 0, p.stderr
+    again = json.loads((tmp_path / "run_passthrough-t2.json").read_text())["results"]
+    a2, a1 = again["log_stderr"]["file"]["gpuvet"]["beyond_job_pct"], res["log_stderr"]["file"]["gpuvet"]["beyond_job_pct"]
+    assert a2["n"] == a1["n"] and all(abs(a2[k] - a1[k]) < 1 for k in ("lo", "median", "hi"))  # raw rounded to 0.1 ms

@@ -66,7 +66,7 @@ tail -12 $D/check_speed.txt >> $S
 cp bench/results/check_speed-h200.* $D/ 2>/dev/null
 pack
 # 7. issue 7: gpuvet run as a pipe, on an idle 16-core machine
-t0=$(t); timeout 230 python3 bench/run_passthrough.py --quick --name h200 --note "idle H200, closing run" > $D/run_passthrough.txt 2>&1
+t0=$(t); timeout 225 python3 bench/run_passthrough.py --quick --name h200 --note "idle H200, closing run" > $D/run_passthrough.txt 2>&1
 echo "run_passthrough rc=$? wall=$(since $t0)s" >> $S
 cat bench/results/run_passthrough-h200.md >> $S 2>/dev/null; cp bench/results/run_passthrough-h200.* $D/ 2>/dev/null
 pack

@@ -225,7 +225,10 @@ def _fixes(d: Diagnosis) -> tuple[Fix, ...]:
         out.append(Fix(str(x["text"]), appl, str(x["command"]) if x.get("command") else None,
                        bool(x.get("needs_root")), bool(x.get("needs_reboot"))))
     if d.fix and not any(f.text == d.fix for f in out):
-        out.insert(0, Fix(d.fix))
+        from gpuvet.model.taxonomy import CAUSE_COMMAND
+
+        cmd = CAUSE_COMMAND.get(d.fix)  # a cause's generic fix names its command
+        out.insert(0, Fix(d.fix, command=cmd, needs_root=bool(cmd and cmd.startswith("sudo "))))
     return tuple(out)
 
 

@@ -685,7 +685,11 @@ def gpu_target_missing_from_official_wheel(ctx: Context):
     When the build's own GPU target list could not be read from its libraries (a described stack, a
     pasted report, an unreadable ELF file), compares each GPU's architecture with the targets of the
     official wheel line of that torch release and variant (TORCH_CUDA_ARCH_LIST / PYTORCH_ROCM_ARCH of
-    the release's build scripts, in the knowledge base's torch_releases table).
+    the release's build scripts, in the knowledge base's torch_releases table).  For a release or wheel line the
+    KB has no arch list for (torch 1.x, a nightly), the CUDA release the build was made with bounds its targets:
+    a GPU whose architecture came after that release (gpu_models ``min_cuda``: sm_89 needs CUDA 11.8) has no code
+    of its own in it (a critical finding across architecture majors, a warning within one, where older cubins run
+    and only run-time compilation for the GPU fails).
 
     Why is this bad?
     A wheel without code for the GPU fails at the first kernel: "no kernel image is available for
@@ -718,7 +722,8 @@ def gpu_target_missing_from_official_wheel(ctx: Context):
     version = str(build.get("version", ""))
     release = q.torch_release(ctx.kb, version)
     if release is None:
-        yield Unknown(f"torch {version} is not in the KB's torch_releases")
+        judged = list(_judge_by_cuda_release(ctx, build))
+        yield from judged or [Unknown(f"torch {version} is not in the KB's torch_releases")]
         return
     variant = _variant(release, build, version)
     kind = str(build.get("variant", "") or (variant.kind if variant else ""))
@@ -734,7 +739,8 @@ def gpu_target_missing_from_official_wheel(ctx: Context):
         yield Skip(f"no {vendor or 'matching'} GPU")
         return
     if variant.arch is None:
-        yield Unknown(f"the KB has no verified arch list for torch {release.version} {variant.name}")
+        judged = list(_judge_by_cuda_release(ctx, build, variant.version if variant.kind == "cuda" else ""))
+        yield from judged or [Unknown(f"the KB has no verified arch list for torch {release.version} {variant.name}")]
         return
     ok = []
     for g in gpus:
@@ -759,6 +765,43 @@ def gpu_target_missing_from_official_wheel(ctx: Context):
                          [fix(f"build torch from source with {arch} in the target list")])
     if ok:
         yield Pass(f"{', '.join(ok)} run the torch {release.version} {variant.name} wheels")
+
+
+def _judge_by_cuda_release(ctx: Context, build: Row, cuda: str = "") -> Iterable:
+    """No arch list in the KB for this wheel line: the CUDA release it was built with bounds its targets.  A GPU
+    whose architecture came after that release (gpu_models ``min_cuda``) has no code of its own in the build:
+    across majors nothing runs (error); within the major, older cubins run but JIT compilation for the GPU (NVRTC:
+    jiterator, the TorchScript fuser) fails (warning)."""
+    cuda = cuda or str(build.get("cuda") or "")
+    if not cuda or str(build.get("variant") or "cuda") != "cuda":
+        return
+    newest = q.cuda_newest_arch(ctx.kb, cuda)
+    built = q.minor_of(cuda)
+    for g in ctx.facts.table("gpu_devices"):
+        if g.get("vendor") not in ("nvidia", None, ""):
+            continue
+        arch = gpu_arch(g, ctx.kb)
+        need = q.cuda_min_for_arch(ctx.kb, arch) if arch else None
+        first = q.minor_of(need[0]) if need else None
+        if arch is None or need is None or newest is None or built is None or first is None:
+            continue
+        label = g.get("name") or arch
+        if built >= first:
+            yield Pass(f"{label} ({arch}) is targeted by CUDA {need[0]} and later; torch was built with CUDA {cuda}")
+            continue
+        same_major = _cc(int(newest[3:]))[0] == _cc(int(arch[3:].rstrip("af")))[0]
+        yield Fail(f"{label} ({arch}) came after CUDA {cuda}, which torch {build.get('version')} was built with "
+                   f"(CUDA {need[0]} is the first to target {arch})",
+                   why=(f"A CUDA {cuda} build carries code for {newest} at most: it runs on {arch} by binary "
+                        "compatibility, but anything compiled for the GPU at run time (NVRTC: the jiterator, the "
+                        "TorchScript fuser) fails with 'invalid value for --gpu-architecture'." if same_major else
+                        f"A CUDA {cuda} build carries code for {newest} at most, and cubins never run across "
+                        f"architecture majors: kernels fail on {arch} with 'no kernel image is available'."),
+                   evidence=[ev(g, f"GPU {label}: {arch}"), ev(build, f"torch {build.get('version')} (CUDA {cuda})"),
+                             ev(None, f"KB gpu_models: {arch} needs CUDA >= {need[0]} ({need[1]})")],
+                   fixes=[fix(f"install a torch build made with CUDA {need[0]} or newer "
+                              "(https://pytorch.org/get-started/previous-versions/)", safe=True)],
+                   severity=Severity.WARNING if same_major else Severity.CRITICAL)
 
 
 def _newer_line_for(kb: Any, arch: str, kind: str) -> tuple[q.TorchRelease, q.Variant] | None:

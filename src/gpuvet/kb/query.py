@@ -390,3 +390,27 @@ def coverage(kb: Any) -> dict[str, Any]:
             info["packages"] = sorted({e.get("package") for e in entries})
         out[name] = info
     return out
+
+
+# -- the CUDA release an NVIDIA architecture needs -----------------------------------------------------
+def cuda_min_for_arch(kb: Any, arch: str) -> tuple[str, str] | None:
+    """(first CUDA toolkit that targets ``arch``, its source) from gpu_models' ``min_cuda``, or None."""
+    for e in kb.table("gpu_models"):
+        if e.get("vendor") == "nvidia" and e.get("arch") == arch and e.get("min_cuda"):
+            return str(e["min_cuda"]), str(e.get("min_cuda_source") or e.get("source") or "")
+    return None
+
+
+def cuda_newest_arch(kb: Any, cuda: Any) -> str | None:
+    """The newest NVIDIA architecture (sm_XY) whose ``min_cuda`` is <= ``cuda``: what a build made with that CUDA
+    can carry code for at most (None when the KB records none)."""
+    mm = minor_of(cuda)
+    if mm is None:
+        return None
+    best: tuple[tuple[int, int], str] | None = None
+    for e in kb.table("gpu_models"):
+        need = minor_of(e.get("min_cuda")) if e.get("vendor") == "nvidia" and e.get("min_cuda") else None
+        cc = minor_of(e.get("compute_capability"))
+        if need is not None and cc is not None and need <= mm and (best is None or cc > best[0]):
+            best = (cc, str(e["arch"]))
+    return best[1] if best else None

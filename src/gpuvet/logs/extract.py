@@ -94,6 +94,16 @@ HINTS: dict[str, str] = {
     "inputs-on-cpu": r"device=cpu \(supported: \{'cuda'",
     # a *_VISIBLE_DEVICES variable named (set in a script, a shell, a launcher): what hides a GPU from a process
     "visible-devices": r"\b(?:CUDA|HIP|ROCR)_VISIBLE_DEVICES\b",
+    # NVIDIA Multi-Instance GPU in use: a MIG device UUID, a GPU-instance profile (3g.40gb), MIG named as a mode or
+    # a slice; a CUDA process enumerates only the MIG instances it is given (one, without CUDA_VISIBLE_DEVICES)
+    # (not nvidia-smi's "MIG M." column header, which every table prints)
+    "mig": r"\bMIG-(?:GPU-)?[0-9a-f]{8}-|\b[1-7]g\.[0-9]{1,3}gb\b|\bMIG[ -](?:mode|[Ee]nabled|instances?|slices?|partitions?|devices?|configuration)\b"
+           r"|(?i:\bMIG (?:is )?enabled\b|\b(?:in|with|under|on) MIG\b|\bMIG[- ]partitioned\b|\bpartitioned (?:with MIG|A100|H100))",
+    # the reporter ties a failure to the batch size ("any bigger batch", "reduce the batch size", batch_size=...)
+    "batch-said": r"(?i:\bbatch[ _-]?size\b|\b(?:bigger|larger|smaller|lower|reduc\w*|decreas\w*|increas\w*|chang\w*) (?:the |my )?batch\b"
+                  r"|\bbatch (?:of|=) ?[0-9]|--batch\b)",
+    # the program asks for the CPU device (device="cpu", --device cpu): CPU-only kernels, dtypes and settings are its own
+    "cpu-device-asked": r"\bdevice ?= ?[\"']cpu[\"']|--device[ =][\"']?cpu\b",
     # a batch scheduler: a job only sees the GPUs it requested
     "job-scheduler": r"\b(?:[Ss]lurm|SLURM|sbatch|srun|salloc)\b|--gres\b",
     # the package index of one vendor's torch builds (what pip was pointed at decides the build it installs)

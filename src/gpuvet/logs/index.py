@@ -27,7 +27,10 @@ def digest(*parts: Any) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _shipped() -> dict[str, Any]:
-    from pathlib import Path  # package data, read as logs/learned.py reads its model (not the machine)
+    # package data beside this module, read as logs/learned.py reads its model (not the machine): an installed wheel
+    # is a directory too (tests/test_wheel_data.py diagnoses from a built one); importlib.resources, which
+    # kb/schema.py uses off the start-up path, costs diagnose ~17 ms more to import (bench/results/issue9-q12.md)
+    from pathlib import Path
 
     try:
         doc = json.loads(Path(INDEX_PATH).read_text(encoding="utf-8"))

@@ -184,7 +184,10 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
         # a message whose context rule reads it as the user's own (cause none: "Torch not compiled with CUDA" from
         # someone who says the machine has no GPU) is a user-code signal here
         here_user = any(r.cause == "none" and r.applies(hints) for r in sig.resolve)
-        (user_code if sig.user_code or here_user else stack_sigs).append(sig)
+        # ... and a user-code message whose context rule names a stack cause (an invalid device ordinal under MIG,
+        # where a process sees one instance whatever the launcher asks) is a stack message here
+        here_stack = sig.user_code and any(r.cause != "none" and r.applies(hints) for r in sig.resolve)
+        (user_code if (sig.user_code or here_user) and not here_stack else stack_sigs).append(sig)
     if any(not s.generic and s.weight >= USER_DATA_DECISIVE for s in user_code):
         # a decisive user-data error (an index or label out of range) is what failed first: the workload-side
         # symptoms CUDA reports after it (a cuBLAS handle that cannot be created, out of memory) are that failure

@@ -501,3 +501,57 @@ _ANY = re.compile(r"/opt/rocm-\d|roc-\d|\.info/version|^[a-z0-9.+-]+/[\w,.-]+ \S
 
 def rows_for(text: str, source: str) -> Iterable[Row]:
     return parse_mentions(text, source) if has_mentions(text) else []
+
+
+# -------------------------------------------------------------------------------------------- NVIDIA in prose
+# A bug report names its NVIDIA GPU and its torch build in prose and in commands more often than in a tool's output:
+# "I am using RTX 4090", "GPU Type: RTX4070", "Tesla T4", "pip3 install torch==1.10.0+cu113 ...", "PyTorch 2.8.0 +
+# cu129".  A GPU named so becomes a gpu_devices row (its architecture comes from the KB by name, as for nvidia-smi's),
+# only when no tool in the text printed an NVIDIA GPU (parse_report drops these rows then); a torch version with its
+# CUDA tag becomes a framework_builds row wherever on the line it stands (a whole-line `torch==X` is parse_mentions').
+NV_GPU_RE = re.compile(
+    r"(?<![\w-])(?:NVIDIA[ \t]+)?(?:GeForce[ \t]+)?(?P<kind>RTX|GTX)[ \t]?(?P<num>[1-9]\d{2,3})(?P<sfx>[ \t]?(?:Ti|SUPER|Super)\b)?(?![\w.])"
+    r"|(?<![\w-])(?:NVIDIA[ \t]+)?RTX[ \t]?(?P<ws>A[1-9]000)\b"
+    r"|(?<![\w-])Tesla[ \t]+(?P<tesla>[KMPVT][1-9]\d{0,2})\b"
+    r"|(?<![\w-])(?:NVIDIA[ \t]+)?(?P<dc>A100|A800|H100|H800|H200|GH200|V100|L40S|B200|A10G)\b"
+    r"|(?<![\w-])Jetson[ \t]+(?:AGX[ \t]+)?(?P<orin>Orin)\b")
+NV_TORCH_INLINE_RE = re.compile(
+    r"(?<![\w.-])(?:torch|pytorch|PyTorch)[ \t]*(?:==|=|[ \t])[ \t]*(?P<v>\d+\.\d+\.\d+)[ \t]*\+[ \t]*(?P<cu>cu\d{3,4})\b")
+NV_ANY = re.compile(r"\b(?:RTX|GTX|Tesla|A100|A800|H100|H800|H200|V100|L40S|B200|A10G|Jetson)\b|RTX ?[1-9]\d{2,3}"
+                    r"|GTX ?[1-9]\d{2,3}|\+ *cu\d{3}")
+PROSE_GPU = "named in the text"
+
+
+def _nv_gpu_name(m: re.Match[str]) -> str:
+    if m.group("num"):
+        sfx = (m.group("sfx") or "").strip()
+        sfx = {"super": " SUPER", "ti": " Ti"}.get(sfx.lower(), "")
+        return f"GeForce {m.group('kind')} {m.group('num')}{sfx}"
+    if m.group("ws"):
+        return f"RTX {m.group('ws')}"
+    if m.group("tesla"):
+        return f"Tesla {m.group('tesla')}"
+    if m.group("dc"):
+        return f"NVIDIA {m.group('dc')}"
+    return "Jetson AGX Orin"
+
+
+def parse_nvidia_mentions(text: str, source: str) -> list[Row]:
+    out: list[Row] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(text.splitlines()):
+        line = raw.strip()
+        if not line or len(line) > 2000:
+            continue
+        for m in NV_GPU_RE.finditer(line):
+            name = _nv_gpu_name(m)
+            if name not in seen:
+                seen.add(name)
+                out.append(row("gpu_devices", f"{source} line {i + 1} ({PROSE_GPU}: {_snippet(line, 100)})",
+                               vendor="nvidia", index=None, name=name))
+        if "+" in line:
+            m2 = NV_TORCH_INLINE_RE.search(line)
+            if m2 and "torch" not in seen:
+                seen.add("torch")
+                out.append(_torch_row(f"{m2.group('v')}+{m2.group('cu')}", f"{source} line {i + 1} ({_snippet(line)})"))
+    return out

@@ -16,6 +16,7 @@ from gpuvet.model.versions import channel_of, normalise_name, variant_of
 
 from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo
 from .mentions import _ANY as _MENTIONS, parse_mentions  # noqa: F401  (dispatched by name below)
+from .mentions import NV_ANY as _NV_MENTIONS, PROSE_GPU, parse_nvidia_mentions  # noqa: F401
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 NA = {"", "n/a", "na", "none", "could not collect", "no cuda", "false"}
@@ -325,6 +326,7 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
     (re.compile(r"^(?:declare -x |export )?(?:PATH|HOME|SHELL|USER|HOSTNAME|LD_LIBRARY_PATH|CUDA_HOME|ROCM_PATH)=", re.M),
      None, "parse_env_dump"),
     (_MENTIONS, None, "parse_mentions"),
+    (_NV_MENTIONS, None, "parse_nvidia_mentions"),
     (re.compile(r"^Package[ \t]+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
 ]
 
@@ -372,6 +374,9 @@ def parse_report(text: str, source: str = "<pasted>") -> Facts:
     if not recognised:
         raise ValueError(f"{source}: no recognisable tool output (expected collect_env, rocminfo, nvidia-smi, "
                          "hipconfig, hipcc/nvcc --version, pip list/freeze or torch/version.py)")
+    if any(r.table == "gpu_devices" and r.get("vendor") == "nvidia" and PROSE_GPU not in r.source for r in facts.rows):
+        # a tool printed the GPU: a model named in prose is another machine, or the same one said less exactly
+        facts.rows = [r for r in facts.rows if not (r.table == "gpu_devices" and PROSE_GPU in r.source)]
     facts.rows = _dedupe(facts.rows)
     return facts
 
