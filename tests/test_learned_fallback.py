@@ -214,3 +214,41 @@ def test_a_confident_model_never_lifts_a_cause_above_a_fact():
         assert ranked[0].cause == "gpu-arch-unsupported", (sig.id, [(d.cause, d.confidence) for d in ranked])
         checked += 1
     assert checked >= 3
+
+
+def test_compact_rows_read_as_the_mapping_rows_and_bad_rows_are_refused(tmp_path):
+    """Format /2 stores a row as [class, w, class, w, ...] integers in units of 1/scale: the same model reads alike
+    from either form, and a malformed row (odd length, a bad scale) makes the file unreadable, never a wrong reading."""
+    common = {"classes": ["none", "runtime-mismatch", "toolchain"], "bias": [0.1, 0.0, -0.2], "abstain": 0.5}
+    v1 = learned.Model({"format": "gpuvet-fallback-logreg/1", **common,
+                        "weights": {"hipcc": {"2": 1.3}, "libamdhip#": {"1": 0.9, "0": -0.4}}})
+    v2 = learned.Model({"format": learned.FORMAT, "scale": 10, **common,
+                        "weights": {"hipcc": [2, 13], "libamdhip#": [0, -4, 1, 9]}})
+    for feats in ({"hipcc": 1.0}, {"libamdhip#": 1.0}, {"hipcc": 1.0, "libamdhip#": 1.0, "absent": 1.0}):
+        a, b = v1.probabilities(feats), v2.probabilities(feats)
+        assert all(abs(a[c] - b[c]) < 1e-12 for c in a), (feats, a, b)
+    odd = learned.Model({"format": learned.FORMAT, "scale": 10, **common, "weights": {"hipcc": [2, 13, 1]}})
+    with pytest.raises(ValueError):
+        odd.probabilities({"hipcc": 1.0})
+    bad = tmp_path / "bad-scale.json"
+    bad.write_text(json.dumps({"format": learned.FORMAT, "scale": 0, **common, "weights": {}}))
+    assert learned.load(str(bad)) is None
+    shipped = json.loads(learned.MODEL_PATH.read_text(encoding="utf-8"))
+    assert shipped["format"] == learned.FORMAT and all(
+        isinstance(r, list) and len(r) % 2 == 0 and all(isinstance(v, int) for v in r) for r in shipped["weights"].values())
+
+
+def test_a_confident_model_alone_follows_the_layer_vocabulary():
+    """When only the model reads the error (no signature, no fact), the layer vocabulary's reading comes first even
+    when the model is sure: where the rules had only the vocabulary, a confident reading replacing it lost 5 of its 31
+    right first places on the newest sets (bench/results/issue9-m12-learned.md).  The model's reading follows it."""
+    from gpuvet.logs.extract import PREFILTER_PATTERNS
+    from gpuvet.logs.signatures import build_catalog
+
+    sc = Scanner(build_catalog([], PREFILTER_PATTERNS))  # as if no signature knew this wording
+    sc.feed_text("OSError: libroctx64.so.4: cannot open shared object file: No such file or directory\n")
+    sure = _toy_model({t: {"2": 9.0} for t in learned.features(list(sc.result.error_lines), sc.result.hint_names)})
+    diags = rank(sc.result, learned=sure)
+    causes = [d.cause for d in diags]
+    assert diags[0].signatures == ["fallback"] and "toolchain" in causes[1:], causes
+    assert diags[causes.index("toolchain")].confidence < diags[0].confidence

@@ -14,6 +14,7 @@ import pytest
 import gpuvet.logs
 import gpuvet.probes
 from gpuvet.logs.gate import LiteralGate
+from gpuvet.model.lazyre import LazyPattern
 
 UNITS = ["\n", " ", " \t\n", "a", "1.", "a:", ": ", "| ", "a.", "-", "[", "x "]
 
@@ -24,6 +25,8 @@ def _patterns():
         for m in pkgutil.iter_modules(pkg.__path__):
             mod = importlib.import_module(f"{pkg.__name__}.{m.name}")
             for name, v in vars(mod).items():
+                if isinstance(v, LazyPattern):  # compiled on first use (model/lazyre.py): tested as compiled
+                    v = v.compiled()
                 if isinstance(v, re.Pattern) and isinstance(v.pattern, str):
                     out.append((f"{m.name}.{name}", v))
     return out

@@ -48,7 +48,8 @@ EPOCHS = 40
 L2 = 1e-2
 LR = 0.5
 ABSTAIN = 0.5  # below this probability the model proposes nothing (bench/incident_cv.py: 0.5 / 0.55 / 0.6 / 0.65 gave top-1 70.3 / 70.1 / 70.1 / 70.0%, none right 50/67 in each, on 834 cases)
-DIGITS = 2
+DIGITS = 2  # the biases' decimals
+SCALE = 20  # the weights are stored as integers in units of 1/SCALE (0.05 steps; LOSO, 1,612 cases, the day-6 policy: 0.01 steps 70.1/79.9%, 0.05 70.2/80.0%, 0.1 70.1/79.5%; 0.05 costs ~1.5% more bytes than 0.1)
 PRUNE = 0.15  # weights smaller than this are dropped: the file stays well under the 300 KiB cap as the tuning data grows (1137 cases: 284 KiB at 0.1, 213 KiB at 0.15; leave-one-set-out top-1 68.1% at both, top-3 73.2% vs 72.8%, bench/results/issue9-d10r-rocm-learned.md)
 
 
@@ -126,7 +127,7 @@ def usual_components(cases: Sequence[dict[str, Any]]) -> dict[str, str]:
     return {cause: cnt.most_common(1)[0][0] for cause, cnt in sorted(by.items()) if cause != "none"}
 
 
-def fit_doc(xs, ys, epochs=EPOCHS, l2=L2, lr=LR, min_df=MIN_DF, abstain=ABSTAIN, fmt="gpuvet-fallback-logreg/1"):
+def fit_doc(xs, ys, epochs=EPOCHS, l2=L2, lr=LR, min_df=MIN_DF, abstain=ABSTAIN, fmt="gpuvet-fallback-logreg/2"):
     classes = sorted(set(ys))
     cidx = {c: i for i, c in enumerate(classes)}
     df = Counter(t for x in xs for t in x)
@@ -162,13 +163,16 @@ def fit_doc(xs, ys, epochs=EPOCHS, l2=L2, lr=LR, min_df=MIN_DF, abstain=ABSTAIN,
                     gk = g[k] + l2 * wf[k]
                     gf[k] += gk * gk
                     wf[k] -= lr * gk / math.sqrt(gf[k])
-    weights = {}
+    weights: dict[str, Any] = {}
     for t, i in tidx.items():
-        row = {str(k): round(w, DIGITS) for k, w in enumerate(W[i]) if abs(w) >= PRUNE}
+        if fmt.endswith("/1"):
+            row: Any = {str(k): round(w, DIGITS) for k, w in enumerate(W[i]) if abs(w) >= PRUNE}
+        else:  # /2: [class, w, class, w, ...], w an integer in units of 1/SCALE
+            row = [v for k, w in enumerate(W[i]) if abs(w) >= PRUNE for v in (k, round(w * SCALE))]
         if row:
             weights[t] = row
     return {"format": fmt, "classes": classes, "bias": [round(v, DIGITS) for v in b], "weights": weights,
-            "abstain": abstain,
+            "abstain": abstain, **({} if fmt.endswith("/1") else {"scale": SCALE}),
             "hyper": {"epochs": epochs, "l2": l2, "lr": lr, "min_df": min_df}}
 
 

@@ -16,6 +16,7 @@ from packaging.version import Version
 
 from gpuvet.model.record import record
 from gpuvet.model.versions import local_tag, minor_of, parse_version, spec_contains  # noqa: F401 (re-exported as q.*)
+from ..model.lazyre import lazy
 
 # -- versions: parsed in one place (gpuvet.model.versions), re-exported for the KB's callers ------------
 
@@ -160,7 +161,7 @@ def _norm_name(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", name.lower()).strip()
 
 
-_BRAND = re.compile(r"^(?:(?:amd|ati|nvidia|radeon|geforce|instinct|tesla|quadro)\s+)+")
+_BRAND = lazy(r"^(?:(?:amd|ati|nvidia|radeon|geforce|instinct|tesla|quadro)\s+)+")
 
 
 def _short_name(name: str) -> str:

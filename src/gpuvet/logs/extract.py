@@ -153,6 +153,7 @@ SUPPORTED_CAPS_RE = re.compile(r"current PyTorch install supports CUDA capabilit
 TORCH_LINE_RE = re.compile(r"^(?:\[pip3?\]\s*|-\s*)?(?:torch|pytorch)(?:\s*==\s*|\s+)([0-9]+\.[0-9]+\.[0-9]+[0-9a-z.]*(?:\+[a-z0-9.]+)?)\s*$")
 ROCBLAS_ARCH_RE = re.compile(r"(?:for )?GPU arch ?: ?(gfx[0-9a-f]+)")
 from .fact_patterns import PREFILTER_PATTERNS  # noqa: E402,F401 - grep-safe twins of the patterns above
+from ..model.lazyre import lazy
 
 
 HINT_SPAN = 600
@@ -166,7 +167,7 @@ class Hint:
 
 
 _SIZE = r"([0-9.]+) ([KMGT]i?B|bytes)"
-OOM_SPLIT_RE = re.compile(rf"Of the allocated memory {_SIZE} is allocated by PyTorch, and {_SIZE} is reserved by PyTorch but unallocated")
+OOM_SPLIT_RE = lazy(rf"Of the allocated memory {_SIZE} is allocated by PyTorch, and {_SIZE} is reserved by PyTorch but unallocated")
 _UNIT = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
 
 
@@ -183,11 +184,11 @@ def oom_fragmented(text: str) -> bool:
 
 _OOM_REQ = re.compile(rf"Tried to allocate {_SIZE}")
 # torch >= 2.1: "GPU 0 has a total capacity of C of which F is free" (2.1 printed "capacty")
-_OOM_NEW = re.compile(rf"total capaci?ty of {_SIZE} of which {_SIZE} is free")
+_OOM_NEW = lazy(rf"total capaci?ty of {_SIZE} of which {_SIZE} is free")
 _OOM_ALLOC = re.compile(rf"memory {_SIZE} is allocated by PyTorch")  # a literal first: linear on digit runs
-_OOM_UNALLOC = re.compile(rf"and {_SIZE} is reserved by PyTorch but unallocated")
+_OOM_UNALLOC = lazy(rf"and {_SIZE} is reserved by PyTorch but unallocated")
 # torch < 2.1: "(GPU 0; C total capacity; A already allocated; F free; R reserved in total by PyTorch)" (or "R cached")
-_OOM_OLD = re.compile(rf"\(GPU [0-9]+; {_SIZE} total capacity; {_SIZE} already allocated; {_SIZE} free"
+_OOM_OLD = lazy(rf"\(GPU [0-9]+; {_SIZE} total capacity; {_SIZE} already allocated; {_SIZE} free"
                       rf"(?:; {_SIZE} (?:reserved in total by [Pp]y[Tt]orch|cached))?")
 
 

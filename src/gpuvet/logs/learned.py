@@ -24,7 +24,10 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 MODEL_PATH = Path(__file__).with_name("data") / "fallback_model.json"
-FORMAT = "gpuvet-fallback-logreg/1"
+FORMAT = "gpuvet-fallback-logreg/2"
+# /1: each weight row a mapping {"class index": weight}; /2 (day 6): a flat list [class, w, class, w, ...] of integers
+# in units of 1/``scale`` (the file's "scale"), the same model in ~30% fewer bytes and read faster
+FORMATS = ("gpuvet-fallback-logreg/1", FORMAT)
 
 # shapes: order matters (a path before its parts, a version before a number)
 _URL = re.compile(r"https?://\S+")
@@ -199,13 +202,16 @@ class _Rows:
     a time, on first use: a text has a few dozen tokens of the thousands in the file, and converting every row
     cost each ``gpuvet diagnose`` process that reads the model ~20 ms.  A malformed row raises ValueError."""
 
-    __slots__ = ("_raw", "_rows")
+    __slots__ = ("_raw", "_rows", "_unit")
 
-    def __init__(self, raw: Any):
+    def __init__(self, raw: Any, scale: float = 1.0):
         if not isinstance(raw, dict):
             raise ValueError("weights: not a mapping")
+        if not isinstance(scale, (int, float)) or scale <= 0:
+            raise ValueError("scale: not a positive number")
         self._raw: dict[str, Any] = raw
         self._rows: dict[str, dict[int, float]] = {}
+        self._unit = 1.0 / scale
 
     def get(self, token: str, default: Any = None) -> Any:
         row = self._rows.get(token)
@@ -214,9 +220,16 @@ class _Rows:
             if raw is None:
                 return default
             try:
-                row = self._rows[token] = {int(k): float(v) for k, v in raw.items()}
+                if isinstance(raw, list):  # /2: [class, w, class, w, ...], w in units of 1/scale
+                    if len(raw) % 2:
+                        raise ValueError("odd length")
+                    u = self._unit
+                    row = {int(raw[i]): raw[i + 1] * u for i in range(0, len(raw), 2)}
+                else:  # /1: {"class": w}
+                    row = {int(k): float(v) for k, v in raw.items()}
             except (AttributeError, TypeError, ValueError) as exc:
                 raise ValueError(f"weights of {token!r}: {exc}") from None
+            self._rows[token] = row
         return row
 
     def __contains__(self, token: object) -> bool:
@@ -233,12 +246,12 @@ class Model:
     """Multinomial logistic regression over sparse binary features."""
 
     def __init__(self, doc: dict[str, Any]):
-        if doc.get("format") != FORMAT:
+        if doc.get("format") not in FORMATS:
             raise ValueError(f"not a {FORMAT} model")
         self.classes: list[str] = list(doc["classes"])
         self.bias: list[float] = [float(b) for b in doc["bias"]]
         # token -> {class index: weight}, each row converted from the JSON when a text first uses its token
-        self.weights = _Rows(doc["weights"])
+        self.weights = _Rows(doc["weights"], doc.get("scale", 1.0))
         self.abstain = float(doc.get("abstain", 0.5))
         self.components: dict[str, str] = dict(doc.get("components", {}))  # cause -> its usual layer
         self.meta: dict[str, Any] = dict(doc.get("trained_on", {}))

@@ -11,13 +11,14 @@ All functions are pure and bounded: the work per line is linear in its (truncate
 from __future__ import annotations
 
 import re
+from ..model.lazyre import lazy
 
 MAX_LINE = 64 * 1024  # characters kept of one line (head + tail)
 _TAIL = 8 * 1024
 
-ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+ANSI_RE = lazy(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # Progress bars: "10%|████      | 49/500 [00:02<...]", "  45.2/100.0 MB 3.1 MB/s eta 0:00:10", "[====>    ] 42%"
-PROGRESS_RE = re.compile(
+PROGRESS_RE = lazy(
     # (every repetition bounded or followed by a disjoint class: linear per '|', never the old cubic
     # backtracking of "\s*\S*\s*...\s*$" over a line of spaces)
     r"^[ \t]*(?:[^|\r\n]{0,60}:[ \t]*)?\d{1,3}%\|[^\r\n]*\|[ \t]*(?:\S{1,40}[ \t]*)?(?:\[[^\]\r\n]{0,120}\][ \t]*)?$"

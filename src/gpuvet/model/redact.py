@@ -26,12 +26,13 @@ import os
 import re
 import threading
 from typing import Callable, Iterable, Mapping
+from .lazyre import lazy
 
 MASK = "***"
 MIN_ENV_SECRET = 8  # shorter values of secret variables ("1", "true", "x11") are not masked everywhere
 
 # one segment of a name (split on _ . - and spaces), lower-cased
-_SEG_SECRET = re.compile(
+_SEG_SECRET = lazy(
     r"(?:token(?!iz|s$)|secret|passw|passphrase|credential|webhook|cookie|session|private|signature(?!s)"
     r"|^auth(?!or)|oauth|^pwd$|pwd$|^keys?$|.{2,}key$|^apikey|^api_?key)")
 # "signature" alone is gpuvet's own evidence field (the rule code that matched a line); a signature inside a
@@ -83,17 +84,17 @@ _TOKENS = tuple((lit, re.compile(p if not p[0] == "[" else p)) for lit, p in _TO
 _GLUED_OK = ("hooks.", "discord", "glpat-", "github_pat_", "nvapi-", "pypi-", "api_org_", "xapp-", "sk-ant-",
              "sk-proj-")
 _WORDCH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-_URL_CRED = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://)(?P<cred>[^/@\s:\"'<>\\]{1,300}(?::[^/@\s\"'<>\\]{0,300})?)@")
+_URL_CRED = lazy(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://)(?P<cred>[^/@\s:\"'<>\\]{1,300}(?::[^/@\s\"'<>\\]{0,300})?)@")
 # After a secret-like name: the separator and the value (anchored at the end of the name).
-_SEP_VALUE = re.compile(r"(?P<q>[\"']?)(?P<sep>\s{0,3}[=:]\s{0,3})(?P<o>[\"']?)(?P<v>[^\s\"'&,;\\<>\[\]{}()]{1,4096})")
-_OPT_VALUE = re.compile(r"(?P<sep>\s{1,3}|=)(?P<v>[^\s\"'&,;\\<>-][^\s\"'&,;\\<>]{0,4095})")
+_SEP_VALUE = lazy(r"(?P<q>[\"']?)(?P<sep>\s{0,3}[=:]\s{0,3})(?P<o>[\"']?)(?P<v>[^\s\"'&,;\\<>\[\]{}()]{1,4096})")
+_OPT_VALUE = lazy(r"(?P<sep>\s{1,3}|=)(?P<v>[^\s\"'&,;\\<>-][^\s\"'&,;\\<>]{0,4095})")
 _HEADER_VALUE = re.compile(r"\s{1,5}(?P<v>[A-Za-z0-9._~+/=-]{8,4000})")
 _NAMECH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _NEAR_WORDS = ("key", "token", "secret", "password", "passwd", "credential")
-_NEAR_TAIL = re.compile(r"[^\n\"\\]{0,20}?(?<![A-Za-z0-9+/_=-])(?P<v>[A-Za-z0-9+/_=-]{20,4000})")
-_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+_NEAR_TAIL = lazy(r"[^\n\"\\]{0,20}?(?<![A-Za-z0-9+/_=-])(?P<v>[A-Za-z0-9+/_=-]{20,4000})")
+_PEM_BEGIN = lazy(r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,4}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_BODY = re.compile(r"[A-Za-z0-9+/=\s\\]{0,16384}")
-_BORING = re.compile(r"(?i)(?:[0-9]+|true|false|none|null|yes|no|on|off|\*+|<[^>]*>|\$\{?\w+\}?)")
+_BORING = lazy(r"(?i)(?:[0-9]+|true|false|none|null|yes|no|on|off|\*+|<[^>]*>|\$\{?\w+\}?)")
 
 _env_lock = threading.Lock()
 _env_values: set[str] = set()

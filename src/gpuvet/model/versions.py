@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
+from .lazyre import lazy
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
@@ -244,7 +245,7 @@ def normalise_name(name: str) -> str:
 _SEPARATORS = re.compile(r"[-_.]+")
 # PEP 508: name, optional [extras], then a version specifier (optionally in parentheses) or ``@ URL``,
 # then an optional ``; marker``
-_REQUIREMENT = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(\[[^\]]*\])?\s*"
+_REQUIREMENT = lazy(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(\[[^\]]*\])?\s*"
                           r"(?:\((?P<paren>[^)]*)\)|(?P<spec>[<>=!~][^;]*)|@[^;]*)?\s*(?:;\s*\S.*)?$", re.S)
 
 

@@ -12,10 +12,11 @@ from gpuvet.model import Row, row
 
 from .base import Probe
 from .system import System
+from ..model.lazyre import lazy
 
 # ---------------------------------------------------------------------------------------------------
 # dpkg status (read directly, no dpkg-query spawn)
-AMD_DPKG = re.compile(r"^(hipcc|libamdhip64-\d+|libamdhip64-dev|rocminfo|rocm-smi|rocm-core|"
+AMD_DPKG = lazy(r"^(hipcc|libamdhip64-\d+|libamdhip64-dev|rocminfo|rocm-smi|rocm-core|"
                       r"libmiopen\S*|miopen-hip\S*|librocblas\S*|rocblas\S*|libhsa-runtime64-\d+|"
                       r"amdgpu-dkms|rocm-hip-runtime|hip-runtime-amd)$")
 

@@ -30,6 +30,7 @@ from gpuvet.model.versions import channel_of, normalise_name, variant_of
 from . import elf, kernel_files, loader
 from .base import Probe
 from .system import System
+from ..model.lazyre import lazy
 
 # -- torch/version.py ---------------------------------------------------------------------------------
 _ASSIGN_KEYS = {"__version__": "version", "debug": "debug", "cuda": "cuda", "hip": "hip",
@@ -84,7 +85,7 @@ def parse_torch_version_py(text: str, source: str, path: str = "") -> list[Row]:
 
 
 # -- finding distributions without importlib (so a fake System can serve them) ---------------------------
-_DIST_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+?)\.(?:dist-info|egg-info)$")
+_DIST_RE = lazy(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+?)\.(?:dist-info|egg-info)$")
 
 
 _norm = normalise_name  # PEP 503, as everywhere

@@ -14,6 +14,7 @@ from gpuvet.model.versions import normalise_name
 
 from .base import Probe
 from .system import System
+from ..model.lazyre import lazy
 
 # Variables that change what the GPU stack does.  Names or prefixes (ending in '_').
 ENV_NAMES = (
@@ -113,7 +114,7 @@ def probe_container(system: System) -> list[Row]:
 # -- Python distributions ---------------------------------------------------------------------------
 _DIST_DIR = re.compile(r"^(?P<name>.+?)-(?P<version>[^-]+?)\.(dist-info|egg-info)$")
 # Distributions whose requirements matter to checks (extensions and companions pin torch/CUDA).
-REQUIRES_FOR = re.compile(
+REQUIRES_FOR = lazy(
     r"^(torch.*|triton|pytorch-triton.*|xformers|flash-attn.*|bitsandbytes|apex|deepspeed|vllm|"
     r"jax.*|tensorflow.*|onnxruntime.*|cupy.*|transformers|accelerate|mmcv.*|detectron2|auto-gptq|"
     r"torch-scatter|torch-sparse|torch-geometric|transformer-engine.*|nvidia-.*)$")

@@ -49,6 +49,7 @@ from gpuvet.model.versions import normalise_name
 from . import elf
 from .kernel_files import library_releases
 from .system import System
+from ..model.lazyre import lazy
 
 CACHE_FILE = "/etc/ld.so.cache"
 NEW_MAGIC = b"glibc-ld.so.cache1.1"
@@ -77,7 +78,7 @@ PIP_DISTS = {
     "nvrtc": ("nvidia-cuda-nvrtc",),
 }
 # glibc / compiler runtime: not worth a row
-_BORING = re.compile(r"^(libc|libm|libdl|librt|libpthread|libutil|ld-linux[-\w]*|libstdc\+\+|libgcc_s|"
+_BORING = lazy(r"^(libc|libm|libdl|librt|libpthread|libutil|ld-linux[-\w]*|libstdc\+\+|libgcc_s|"
                      r"libgomp|linux-vdso)\.so")
 
 

@@ -27,20 +27,21 @@ from gpuvet.model import Row, row
 
 from . import dpkg
 from .framework import channel_of, variant_of
+from ..model.lazyre import lazy
 
 _VER3 = r"\d+\.\d+(?:\.\d+)?"
 # /opt/rocm-5.6.1/..., /opt/rocm-6.0.0, InstalledDir: /opt/rocm-5.6.1/llvm/bin ("/opt/rocm-5.6.1" then end or /)
 ROCM_PATH_RE = re.compile(r"(?<![\w.-])/opt/rocm-(" + _VER3 + r")(?![\w.])")
 # AMD clang's banner: "AMD clang version 16.0.0 (https://github.com/RadeonOpenCompute/llvm-project roc-5.6.1 23332 ...)"
 # (also collect_env's "Clang version: 16.0.0 (... roc-5.6.1 ...)")
-CLANG_ROC_RE = re.compile(r"clang version:? \d+\.\d+\.\d+\S* \(\S*llvm-project\S* roc-(" + _VER3 + r")\b", re.I)
+CLANG_ROC_RE = lazy(r"clang version:? \d+\.\d+\.\d+\S* \(\S*llvm-project\S* roc-(" + _VER3 + r")\b", re.I)
 # hipcc -v / clang: "Found HIP installation: /opt/rocm-5.7.0, version 5.7.31921"
 FOUND_HIP_RE = re.compile(r"Found HIP installation: (\S+?),? version (\d+\.\d+\.\d+)")
 # ls /opt, ls -d /opt/rocm*: a bare "rocm-5.6.1" name in a listing line
 LS_ROCM_RE = re.compile(r"(?:^|\s)rocm-(\d+\.\d+\.\d+)(?=\s|$|/)")
 LS_LINE_RE = re.compile(r"^(?:[\w.+-]+/?\s+)*rocm-\d+\.\d+\.\d+/?(?:\s+[\w.+-]+/?)*\s*$")
 # the version file: "cat /opt/rocm/.info/version" then "5.6.1-93"; grep -r output "/opt/rocm/.info/version:5.6.1-93"
-INFO_CMD_RE = re.compile(r"(/opt/rocm[\w.-]*)/\.info/version(?::\s*(\d+\.\d+\.\d+)(?:-\d+)?)?")
+INFO_CMD_RE = lazy(r"(/opt/rocm[\w.-]*)/\.info/version(?::\s*(\d+\.\d+\.\d+)(?:-\d+)?)?")
 INFO_VALUE_RE = re.compile(r"^\s*(\d+\.\d+\.\d+)(?:-\d+)?\s*$")
 # apt list --installed: "rocm-core/jammy,now 5.6.1.50601-93~22.04 amd64 [installed,automatic]"
 APT_RE = re.compile(r"^([a-z0-9][a-z0-9.+-]*)/[\w,.-]+ (\S+) (?:amd64|arm64|all|i386)\b.*\[installed")
@@ -49,15 +50,15 @@ RPM_RE = re.compile(r"^(rocm-core|hip-runtime-amd|amdgpu-dkms)-(\d+\.\d+\.\d+\.\
 DNF_RE = re.compile(r"^(rocm-core|hip-runtime-amd|amdgpu-dkms)\.(?:x86_64|noarch)\s+(?:\d+:)?(\d+\.\d+\.\d+\.\d+)-\S+")
 # pacman -Q (Arch, CachyOS, Manjaro: ROCm packaged with the release as its version): "rocm-core 5.6.1-1",
 # "hip-runtime-amd 5.6.1-1"
-PACMAN_RE = re.compile(r"^(rocm-core|hip-runtime-amd)\s+(\d+\.\d+\.\d+)-\d+(?:\.\d+)?\s*$")
+PACMAN_RE = lazy(r"^(rocm-core|hip-runtime-amd)\s+(\d+\.\d+\.\d+)-\d+(?:\.\d+)?\s*$")
 # dkms status: "amdgpu/6.1.5-1609671.22.04, 5.15.0-92-generic, x86_64: installed" (older dkms: "amdgpu, 5.18.13-...")
-DKMS_RE = re.compile(r"^amdgpu(?:/|, )(\d+\.\d+\.\d+)-[\w.~-]+, (\S+), (\S+): installed")
+DKMS_RE = lazy(r"^amdgpu(?:/|, )(\d+\.\d+\.\d+)-[\w.~-]+, (\S+), (\S+): installed")
 # container images: rocm/pytorch:rocm5.6_ubuntu20.04_py3.8_pytorch_2.0.1, rocm/dev-ubuntu-22.04:5.6.1,
 # rocm/vllm:rocm6.2_mi300_ubuntu20.04_py3.9_vllm_0.6.4
-IMAGE_RE = re.compile(r"(?<![\w./-])(?:docker\.io/)?rocm/([a-z0-9._-]+):(?:rocm-?)?(" + _VER3 + r")(?=[_:\s-]|$)")
+IMAGE_RE = lazy(r"(?<![\w./-])(?:docker\.io/)?rocm/([a-z0-9._-]+):(?:rocm-?)?(" + _VER3 + r")(?=[_:\s-]|$)")
 # torch versions printed by pip list / conda list / freeze / wheel names / print(torch.__version__)
 TORCH_VER = r"(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?(?:\+(?:rocm|cu|cpu|xpu)[\w.]*)?)"
-WHEEL_RE = re.compile(r"(?<![\w-])(torch|torchvision|torchaudio|jaxlib|tensorflow_rocm|tensorflow)-"
+WHEEL_RE = lazy(r"(?<![\w-])(torch|torchvision|torchaudio|jaxlib|tensorflow_rocm|tensorflow)-"
                       r"(\d+\.\d+\.\d+[\w.]*(?:(?:\+|%2B)[\w.]+)?)-cp\d+-[\w]+-(?:linux|manylinux)[\w.]*\.whl")
 PKG_LINE_RE = re.compile(r"^(?:\[(?:pip3?|conda)\]\s+|- )?(torch|pytorch|torchvision|torchaudio)(?:\s*==\s*|\s+)" + TORCH_VER
                          + r"(?:\s+(?:pypi_0|py[\w.]+|[\w.]+_0|<pip>)\s+\S+)?\s*$")

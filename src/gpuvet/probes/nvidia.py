@@ -23,6 +23,7 @@ from gpuvet.model import Row, row
 
 from .base import Probe, ProbeFailed
 from .system import System
+from ..model.lazyre import lazy
 
 CMD_TIMEOUT = 2.5
 PROC_VERSION = "/proc/driver/nvidia/version"
@@ -34,7 +35,7 @@ QUERY_ARGV = ("nvidia-smi", f"--query-gpu={','.join(QUERY_FIELDS)}", "--format=c
 # ---------------------------------------------------------------------------------------------------
 # pure parsers
 
-_NVRM = re.compile(r"NVRM version:[ \t]*(?P<desc>\S[^\n]*?Kernel Module(?:[ \t]+for[ \t]+\S+)?)[ \t]+(?P<ver>\d+\.\d+(?:\.\d+)*)")
+_NVRM = lazy(r"NVRM version:[ \t]*(?P<desc>\S[^\n]*?Kernel Module(?:[ \t]+for[ \t]+\S+)?)[ \t]+(?P<ver>\d+\.\d+(?:\.\d+)*)")
 
 
 def parse_proc_version(text: str, source: str) -> list[Row]:
@@ -80,14 +81,14 @@ def nvidia_smi_error(text: str) -> str | None:
 
 _TABLE_DRIVER = re.compile(r"Driver Version:\s*(\S+)")
 _TABLE_CUDA = re.compile(r"CUDA Version:\s*(\d+\.\d+)")
-_TABLE_GPU = re.compile(
+_TABLE_GPU = lazy(
     r"^\|\s+(?P<idx>\d+)\s+(?P<name>.+?)\s+(?:On|Off|N/A|WDDM|TCC|MCDM)\s+\|\s+"
     r"(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s"
 )
 _TABLE_MEM = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
-_Q_KV = re.compile(r"^(?P<indent>[ \t]*)(?P<key>[^:\s](?:[^:\n]*[^:\s])?)[ \t]+:[ \t]*(?P<val>.*)$")  # linear
-_Q_GPU = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
-_BUS = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
+_Q_KV = lazy(r"^(?P<indent>[ \t]*)(?P<key>[^:\s](?:[^:\n]*[^:\s])?)[ \t]+:[ \t]*(?P<val>.*)$")  # linear
+_Q_GPU = lazy(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+_BUS = lazy(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
 _CC = re.compile(r"^\d+\.\d+$")
 _VER = re.compile(r"^\d+\.\d+(?:\.\d+)*$")
 
@@ -235,7 +236,7 @@ def parse_nvidia_smi(text: str, source: str) -> list[Row]:
     return rows
 
 
-_NVCC = re.compile(r"Cuda compilation tools, release (?P<rel>\d+\.\d+), V(?P<ver>\d+\.\d+(?:\.\d+)*)")
+_NVCC = lazy(r"Cuda compilation tools, release (?P<rel>\d+\.\d+), V(?P<ver>\d+\.\d+(?:\.\d+)*)")
 
 
 def parse_nvcc(text: str, source: str, path: str = "") -> list[Row]:

@@ -17,6 +17,7 @@ from gpuvet.model.versions import channel_of, normalise_name, variant_of
 from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo
 from .mentions import _ANY as _MENTIONS, parse_mentions  # noqa: F401  (dispatched by name below)
 from .mentions import NV_ANY as _NV_MENTIONS, PROSE_GPU, parse_nvidia_mentions  # noqa: F401
+from ..model.lazyre import lazy
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 NA = {"", "n/a", "na", "none", "could not collect", "no cuda", "false"}
@@ -58,7 +59,7 @@ def _na(v: str | None) -> bool:
     return v is None or v.strip().lower() in NA
 
 
-_GPU_LINE = re.compile(r"^(?:GPU[ \t]*(?P<idx>\d+)[ \t]*:[ \t]*)?(?P<name>\S(?:.*\S)?|.)[ \t\r]*$")  # linear
+_GPU_LINE = lazy(r"^(?:GPU[ \t]*(?P<idx>\d+)[ \t]*:[ \t]*)?(?P<name>\S(?:.*\S)?|.)[ \t\r]*$")  # linear
 _PIP_LINE = re.compile(r"^\[(?P<tool>pip3?|conda)\]\s+(?P<rest>.+)$")
 
 
@@ -201,7 +202,7 @@ def parse_relevant_libraries(text: str, source: str) -> list[Row]:
 # -- pip list / pip freeze / pip show --------------------------------------------------------------
 _FREEZE = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*==\s*(?P<ver>[0-9][\w.+!-]*)\s*$")
 _PIPLIST_HEAD = re.compile(r"^Package\s+Version(\s+.*)?$")
-_PIPLIST_ROW = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s+(?P<ver>[0-9][\w.+!-]*)(\s+\S.*)?$")
+_PIPLIST_ROW = lazy(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s+(?P<ver>[0-9][\w.+!-]*)(\s+\S.*)?$")
 
 
 def parse_pip(text: str, source: str) -> list[Row]:
@@ -235,14 +236,14 @@ def parse_pip(text: str, source: str) -> list[Row]:
 
 
 # -- small things people paste: os-release, uname, ls of devices, libraries and dist-info ----------
-_LS_MISSING = re.compile(r"^ls: cannot access '(?P<p>/dev/(?:kfd|dri[^']*|nvidia[^']*))': No such file or directory", re.M)
+_LS_MISSING = lazy(r"^ls: cannot access '(?P<p>/dev/(?:kfd|dri[^']*|nvidia[^']*))': No such file or directory", re.M)
 # `ls -l /dev/kfd ...` rows, and `ls -la /dev | grep kfd` / `ls -l /dev/dri` rows, which name the node bare (a character
 # device called kfd, renderD128, nvidia0 is the GPU's node wherever it is listed)
-_LS_DEV = re.compile(r"^(?P<mode>[cd][rwxs-]{9})[.+]?[ \t]+\d+[ \t]+(?P<user>\S+)[ \t]+(?P<group>\S+)[ \t]+.*?"
+_LS_DEV = lazy(r"^(?P<mode>[cd][rwxs-]{9})[.+]?[ \t]+\d+[ \t]+(?P<user>\S+)[ \t]+(?P<group>\S+)[ \t]+.*?"
                      r"(?:(?P<p>/dev/(?:kfd|dri/renderD\d+|nvidia\S*))|(?<=[ \t])(?P<bare>kfd|renderD\d+|nvidia(?:\d+|ctl|-uvm)))"
                      r"[ \t\r]*$", re.M)
 _UNAME = re.compile(r"^Linux \S+ (?P<k>\d+\.\d+\S*) #.*?(?P<arch>x86_64|aarch64|ppc64le)", re.M)
-_LIBFILE = re.compile(r"\b(?P<f>lib(?P<n>amdhip64|cudnn|cudart|cublas|cublasLt|nccl|rccl|MIOpen|rocblas|hipblaslt|hipblas)\.so\.(?P<v>\d+(?:\.\d+){1,3}))\b")
+_LIBFILE = lazy(r"\b(?P<f>lib(?P<n>amdhip64|cudnn|cudart|cublas|cublasLt|nccl|rccl|MIOpen|rocblas|hipblaslt|hipblas)\.so\.(?P<v>\d+(?:\.\d+){1,3}))\b")
 _DISTDIR = re.compile(r"^(?P<n>[A-Za-z0-9][A-Za-z0-9_.]*?)-(?P<v>\d[\w.+!]*)\.dist-info/?$", re.M)
 LIBNAMES = {"amdhip64": "amdhip64", "cudnn": "cudnn", "cudart": "cudart", "cublas": "cublas", "cublasLt": "cublaslt",
             "nccl": "nccl", "rccl": "rccl", "MIOpen": "miopen", "rocblas": "rocblas", "hipblaslt": "hipblaslt",
