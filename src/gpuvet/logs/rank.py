@@ -324,7 +324,7 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
             # 61.4/71.3%, `none` unchanged; bench/results/issue9-m12-learned.md)
             out = _with_vocabulary(scan, out)
     if not user_code and not learned_said_none:
-        out = _arch_prior(scan, out)
+        out = _arch_prior(scan, out, follow=learned is None)
     out.sort(key=lambda d: (-d.confidence, min(c.first_line for c in d.contributions)))
     if (LEARNED_FILL and out and len(out) < LEARNED_FILL_UPTO and learned is not None and not user_code
             and not learned_said_none and (LEARNED_FILL_DECISIVE or not decisive) and _has_error(scan)):
@@ -528,6 +528,14 @@ def _generic_only(scan: ScanResult, d: Diagnosis) -> bool:
     return True
 
 
+def _tentative_only(d: Diagnosis) -> bool:
+    """Only the learned model's unsure readings (it speaks tentatively where nothing else reads the error)."""
+    return all(c.kind == "tentative" for c in d.contributions)
+
+
+ARCH_PRIOR_OVER_TENTATIVE = True
+
+
 def _vocabulary_other(d: Diagnosis) -> bool:
     """``other`` read only from the vocabulary (an error of one of ROCm's tools): on a GPU no official build
     carries, the tool failing for the GPU is the likelier reading than a defect of the tool."""
@@ -542,7 +550,9 @@ _GFX = re.compile(r"\bgfx[0-9]{3,4}[a-z]?\b")
 _TARGET_LIST = re.compile(r"(?i)(?:targets?|_ARCH|arch_list|offload-arch)\s*[=:]\s*['\"]?gfx")
 
 
-def _arch_prior(scan: ScanResult, out: list[Diagnosis]) -> list[Diagnosis]:
+def _arch_prior(scan: ScanResult, out: list[Diagnosis], follow: bool = True) -> list[Diagnosis]:
+    """``follow``: also join the first three behind stronger readings (without a learned model; with one, its
+    readings of the error lines fill those places, and the GPU's name alone should not push them out)."""
     h = scan.hints.get("amd-unlisted-arch")
     if h is None or not {"amd", "amd-gpu", "amd-gpu-said"} & scan.hint_names or not _has_error(scan):
         return out
@@ -557,9 +567,10 @@ def _arch_prior(scan: ScanResult, out: list[Diagnosis]) -> list[Diagnosis]:
     top = max((d.confidence for d in others), default=0.0)
     if have is not None and have.confidence >= min(top, ARCH_PRIOR):
         return out
-    if top < ARCH_PRIOR_LEADS_BELOW and all(_generic_only(scan, d) or _vocabulary_other(d) for d in others):
+    if top < ARCH_PRIOR_LEADS_BELOW and all(_generic_only(scan, d) or _vocabulary_other(d) or
+                                            (ARCH_PRIOR_OVER_TENTATIVE and _tentative_only(d)) for d in others):
         w = max(ARCH_PRIOR, round(top + 0.01, 3))
-    elif len(out) < 3 or have is not None:
+    elif follow and (len(out) < 3 or have is not None) and ARCH_PRIOR_FOLLOW > 0:
         w = ARCH_PRIOR_FOLLOW
     else:
         return out
