@@ -533,9 +533,6 @@ def _tentative_only(d: Diagnosis) -> bool:
     return all(c.kind == "tentative" for c in d.contributions)
 
 
-ARCH_PRIOR_OVER_TENTATIVE = True
-
-
 def _vocabulary_other(d: Diagnosis) -> bool:
     """``other`` read only from the vocabulary (an error of one of ROCm's tools): on a GPU no official build
     carries, the tool failing for the GPU is the likelier reading than a defect of the tool."""
@@ -568,9 +565,9 @@ def _arch_prior(scan: ScanResult, out: list[Diagnosis], follow: bool = True) -> 
     if have is not None and have.confidence >= min(top, ARCH_PRIOR):
         return out
     if top < ARCH_PRIOR_LEADS_BELOW and all(_generic_only(scan, d) or _vocabulary_other(d) or
-                                            (ARCH_PRIOR_OVER_TENTATIVE and _tentative_only(d)) for d in others):
+                                            _tentative_only(d) for d in others):
         w = max(ARCH_PRIOR, round(top + 0.01, 3))
-    elif follow and (len(out) < 3 or have is not None) and ARCH_PRIOR_FOLLOW > 0:
+    elif follow and (len(out) < 3 or have is not None):
         w = ARCH_PRIOR_FOLLOW
     else:
         return out
