@@ -201,11 +201,19 @@ def test_the_prefilters_group_yields_not_only_its_task():
     member = subprocess.Popen(["sleep", "30"])  # in this session's group
     try:
         want = min(19, os.getpriority(os.PRIO_PROCESS, 0) + run_mod.GREP_NICE)
-        run_mod._lower_priority(leader.pid)
-        run_mod._lower_priority(member.pid)
+        assert run_mod._lower_priority(leader.pid) is True
+        assert run_mod._lower_priority(member.pid) is False
         assert os.getpriority(os.PRIO_PROCESS, leader.pid) == want == os.getpriority(os.PRIO_PROCESS, member.pid)
         assert _autogroup(leader.pid)[-1] == str(want) and _autogroup(leader.pid)[0] != ours[0]
         assert _autogroup(member.pid) == ours == _autogroup()  # the shared group: as it was
+        # the job has ended: the group goes back to 0 (an unprivileged process may change a group's value once per
+        # 100 ms, machine-wide: hence the waits)
+        for _ in range(20):
+            time.sleep(0.11)
+            run_mod._restore_group(leader.pid)
+            if _autogroup(leader.pid)[-1] == "0":
+                break
+        assert _autogroup(leader.pid)[-1] == "0"
     finally:
         for p in (leader, member):
             p.kill()
@@ -249,6 +257,29 @@ def test_runs_prefilter_gets_the_nicer_group(tmp_path):
     finally:
         t.join(60)
     assert box["oc"].returncode == 0
+
+
+def test_a_killed_prefilter_is_not_left_to_die_at_the_nicer_pace(monkeypatch):
+    """Once the job's output has ended, grep's group goes back to its first nice value before grep is drained or
+    killed: a killed process still needs the CPU to exit, and a nice-10 group on a busy CPU got it ~0.1-0.2 s late
+    (the end of every successful run on the loaded VM)."""
+    from gpuvet.app import run as run_mod
+
+    calls: list = []
+    monkeypatch.setattr(run_mod, "_lower_priority", lambda pid: calls.append(("lower", pid)) or True)
+    monkeypatch.setattr(run_mod, "_restore_group", lambda pid: calls.append(("restore", pid, os.path.exists(f"/proc/{pid}"))))
+    seen: list = []
+
+    def middle():
+        scan = run_mod.MiddleScan("grep", ["CUDA error"], None)
+        seen.append(scan.proc.pid)
+        return scan
+
+    script = "import sys, time\nsys.stdout.write('noise line\\n' * 200000); sys.stdout.flush()\ntime.sleep(0.5)"
+    oc = run_mod.run_child([PY, "-c", script], dict(os.environ), run_mod.Sink(None), run_mod.Sink(None), 60,
+                           log_cap=64 * 1024, middle=middle)
+    assert oc.returncode == 0 and seen
+    assert calls == [("lower", seen[0]), ("restore", seen[0], True)]  # once, while grep was still there
 
 
 def test_prefilter_feed_keeps_every_byte_in_order_across_partial_writes(monkeypatch):

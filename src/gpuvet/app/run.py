@@ -194,6 +194,7 @@ class MiddleScan:
         self.closing = False
         self.in_open = True
         self.out_open = True
+        self.group_niced = False  # its scheduler group was made nicer while the job runs (_lower_priority)
         try:
             self.proc = _spawn(system, [grep, "-a", "-n", "-E", "-f", self.pfile], None, {"LC_ALL": "C"},
                                stdin_pipe=True)
@@ -329,6 +330,12 @@ class MiddleScan:
             if r:
                 self.on_readable()
         self.stop()
+
+    def job_ended(self) -> None:
+        """The job's output has ended: grep's group back to the nice value it started with (once)."""
+        if self.group_niced:
+            self.group_niced = False
+            _restore_group(self.proc.pid)
 
     def stop(self) -> None:
         self._close_in()
@@ -687,6 +694,7 @@ class _Pump:
         self.middle_unneeded.set()
         scan = self.scan
         if scan is not None and self.streams_done.is_set():
+            scan.job_ended()  # (its exit needs the CPU: not at the nicer group's pace)
             _killpg(scan.proc.pid, signal.SIGKILL)  # wakes a drain already under way
 
     def start(self) -> None:
@@ -765,7 +773,7 @@ class _Pump:
                 try:
                     scan = factory()
                     if scan is not None:
-                        _lower_priority(scan.proc.pid)
+                        scan.group_niced = _lower_priority(scan.proc.pid)
                     self._started.append(scan)
                 except Exception:  # noqa: BLE001 - without it the middle lines are not kept; the run goes on
                     self._started.append(None)
@@ -908,6 +916,7 @@ class _Pump:
                 if self.scan is None and self._started:
                     self._adopt()
             if self.scan is not None:
+                self.scan.job_ended()
                 if self.middle_unneeded.is_set():
                     self.scan.stop()
                 else:
@@ -947,7 +956,7 @@ def _pipe_counter() -> Callable[[int], int] | None:
 GREP_NICE = 10  # the middle's grep runs this much nicer than gpuvet: on a busy machine it yields to the job
 
 
-def _lower_priority(pid: int) -> None:
+def _lower_priority(pid: int) -> bool:
     """The prefilter of the running job's middle is gpuvet's bulk CPU (~0.2 s per 60 MB): on a machine whose cores
     are all busy (data loaders, other jobs) it waits for the job rather than competing with it.  Should it fall
     more than MIDDLE_QUEUE behind, the rest of the middle is only counted (``run.output_unscanned_bytes``).
@@ -957,19 +966,33 @@ def _lower_priority(pid: int) -> None:
     tasks of its own group, and grep leads a session of its own (a group of one), which got a full share of a busy
     CPU against the job's group (on the 2-CPU VM, a job sharing one CPU with such a grep ran 33% longer; with its
     group's nice value at 10, 5%).  So the group's nice value is set too (``/proc/PID/autogroup``), only where grep
-    leads its session: a group shared with anything else (the user's terminal session) is never touched."""
+    leads its session: a group shared with anything else (the user's terminal session) is never touched.  True when
+    the group's value was set (:func:`_restore_group` undoes it once the job has ended)."""
     try:
         nice = min(19, os.getpriority(os.PRIO_PROCESS, 0) + GREP_NICE)
         os.setpriority(os.PRIO_PROCESS, pid, nice)
         if os.getsid(pid) != pid:
-            return
+            return False
     except (OSError, AttributeError):
-        return
+        return False
+    return _set_group_nice(pid, nice)
+
+
+def _set_group_nice(pid: int, nice: int) -> bool:
     try:
         with open(f"/proc/{pid}/autogroup", "w") as fh:
             fh.write(str(nice))
-    except OSError:  # no autogroups in this kernel, or not ours to change: the nice value above is all there is
-        pass
+        return True
+    except OSError:  # no autogroups in this kernel, not ours to change, or EAGAIN (the kernel takes one such change
+        return False  # from an unprivileged process per 100 ms, machine-wide): the task's nice value is all there is
+
+
+def _restore_group(pid: int) -> None:
+    """The job has ended: grep no longer competes with it, and what is left of its work is gpuvet's end (finishing
+    the middle for a diagnosis, or dying when killed: a killed process still needs the CPU to exit, which a nice-10
+    group on a busy CPU got ~100-200 ms late; the VM's successful runs ended that much later).  Its group's nice value
+    goes back to 0 (raising a value is allowed to anyone, lowering it back to 0 too)."""
+    _set_group_nice(pid, 0)
 
 
 def _child_stdin(stdin: Any) -> Any:
