@@ -488,7 +488,7 @@ def main() -> int:
     ap.add_argument("--long-row-seconds", type=float, default=0.0,
                     help="the log_long row stops adding sets after this long (at least %d sets)" % MIN_PAIRS)
     ap.add_argument("--cases", default="",
-                    help="comma-separated subset of throughput,log_stdout,log_stderr,log_long,startup")
+                    help="comma-separated subset of throughput,log_stdout,log_stderr,log_long,startup, run in that order")
     ap.add_argument("--compare", default="", metavar="SRC",
                     help="another checkout's src/ (e.g. main's): its `gpuvet run` is one more arm of every log set "
                          "and start-up repeat (an A/B under the same load)")
@@ -530,8 +530,8 @@ def main() -> int:
         cases["log_long"] = ([PY, "-c", LOGGER, str(a.long_lines), "stdout", cpu_file], False,
                              [x for x in a.long_sinks.split(",") if x in ("null", "file")] or ["null"])
         cases["startup"] = (["true"], False, ["null"])
-    if a.cases:
-        cases = {k: v for k, v in cases.items() if k in a.cases.split(",")}
+    if a.cases:  # in the order given (e.g. the long row first, where a time limit may cut a run short)
+        cases = {k: cases[k] for k in a.cases.split(",") if k in cases}
     machine = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
                "processor": platform.processor() or platform.machine(), "load_avg_before": load_before,
                "pinning": pin.why}
