@@ -57,7 +57,7 @@ def _keep(platform: str | None, want: str | None) -> bool:
 def _line(label: str, s: dict) -> str:
     plats = "".join(f"  {p} {s[p]['top1']:.1%}/{s[p]['top3']:.1%}" for p in ("rocm", "cuda") if p in s)
     return (f"{label}cases {s['cases']}  top-1 {s['top1']:.1%}  top-3 {s['top3']:.1%}{plats}  no diagnosis "
-            f"{s['no_diagnosis']}  none right {s['none_right']}")
+            f"{s['no_diagnosis']}  none right {s['none_right']}  cause-balanced {s['macro_top1']:.1%}/{s['macro_top3']:.1%}")
 
 
 def main(argv=None) -> int:
