@@ -17,14 +17,27 @@ from gpuvet.model.versions import channel_of, normalise_name, variant_of
 from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo
 from .mentions import _ANY as _MENTIONS, parse_mentions  # noqa: F401  (dispatched by name below)
 from .mentions import NV_ANY as _NV_MENTIONS, PROSE_GPU, parse_nvidia_mentions  # noqa: F401
+from .prose import _ANY as _PROSE, parse_prose, weakest_first_dropped  # noqa: F401
 from ..model.lazyre import lazy
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 NA = {"", "n/a", "na", "none", "could not collect", "no cuda", "false"}
 
 
+# A CI runner's log stamps every line: GitHub Actions "2024-02-20T10:01:02.1234567Z ", Jenkins' timestamper
+# "[2024-02-20T10:01:02.123Z] ".  Pasted whole, no tool output in it starts where its parser expects it.
+_CI_STAMP = re.compile(r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z |\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\] )")
+_CI_STAMP_ANY = re.compile(r"^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", re.M)
+
+
 def clean(text: str) -> str:
-    return _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    if _CI_STAMP_ANY.search(text):
+        lines = text.split("\n")
+        stamped = sum(1 for ln in lines if _CI_STAMP.match(ln))
+        if stamped * 2 >= sum(1 for ln in lines if ln.strip()):  # a runner's log, not one stamped line in prose
+            text = "\n".join(_CI_STAMP.sub("", ln, count=1) for ln in lines)
+    return text
 
 
 # -- collect_env -----------------------------------------------------------------------------------
@@ -328,6 +341,7 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
      None, "parse_env_dump"),
     (_MENTIONS, None, "parse_mentions"),
     (_NV_MENTIONS, None, "parse_nvidia_mentions"),
+    (_PROSE, None, "parse_prose"),
     (re.compile(r"^Package[ \t]+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
 ]
 
@@ -378,7 +392,8 @@ def parse_report(text: str, source: str = "<pasted>") -> Facts:
     if any(r.table == "gpu_devices" and r.get("vendor") == "nvidia" and PROSE_GPU not in r.source for r in facts.rows):
         # a tool printed the GPU: a model named in prose is another machine, or the same one said less exactly
         facts.rows = [r for r in facts.rows if not (r.table == "gpu_devices" and PROSE_GPU in r.source)]
-    facts.rows = _dedupe(facts.rows)
+    # a version stated in words or an install index yields to a tool's output saying the same thing more exactly
+    facts.rows = _dedupe(weakest_first_dropped(facts.rows))
     return facts
 
 
