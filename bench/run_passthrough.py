@@ -485,6 +485,7 @@ def main() -> int:
                     help="add the log_long row: a job of realistic length, this many block-buffered lines (10000000: "
                          "~12 s a run on the H200, ~4 min for its 6 sets of 3 arms); 0: none")
     ap.add_argument("--long-sinks", default="null", help="the log_long row's sinks: null, file or null,file")
+    ap.add_argument("--sinks", default="null,file", help="the 1M-line rows' sinks: null, file or null,file")
     ap.add_argument("--long-row-seconds", type=float, default=0.0,
                     help="the log_long row stops adding sets after this long (at least %d sets)" % MIN_PAIRS)
     ap.add_argument("--cases", default="",
@@ -521,9 +522,10 @@ def main() -> int:
     load_before = _load()
     pin = Pinning(a.cpus)
     rng = random.Random(a.seed)
+    short_sinks = [x for x in a.sinks.split(",") if x in ("null", "file")] or ["null", "file"]
     cases = {"throughput": ([PY, "-c", WRITER, str(a.mb)], False, ["null"]),
-             "log_stdout": ([PY, "-c", LOGGER, str(a.lines), "stdout", cpu_file], False, ["null", "file"]),
-             "log_stderr": ([PY, "-c", LOGGER, str(a.lines), "stderr", cpu_file], True, ["null", "file"]),
+             "log_stdout": ([PY, "-c", LOGGER, str(a.lines), "stdout", cpu_file], False, short_sinks),
+             "log_stderr": ([PY, "-c", LOGGER, str(a.lines), "stderr", cpu_file], True, short_sinks),
              "startup": (["true"], False, ["null"])}
     if a.long_lines > 0:  # before the start-up row, after the short ones (a run cut short still has those)
         cases = {k: v for k, v in cases.items() if k != "startup"}
@@ -554,7 +556,7 @@ def main() -> int:
                                               "pairs": a.pairs, "row_seconds": a.row_seconds,
                                               "stderr_row_seconds": a.stderr_row_seconds, "seed": a.seed,
                                               "compare": a.compare, "cases": a.cases, "cpus": a.cpus,
-                                              "long_lines": a.long_lines, "long_sinks": a.long_sinks,
+                                              "long_lines": a.long_lines, "long_sinks": a.long_sinks, "sinks": a.sinks,
                                               "long_row_seconds": a.long_row_seconds},
                "seconds": round(time.perf_counter() - t_all, 1), "results": res, "note": a.note, "complete": final,
                "goal": {"throughput_mb_s": 100, "log_heavy_overhead_pct": GOAL_PCT}}
