@@ -127,3 +127,45 @@ def test_nvidia_cuda_pip_packages_are_a_cuda_build():
     assert "wrong-vendor-build" not in causes(pip + "My GPU is a GeForce RTX 4090.\n" + err)
     # the ROCm pip packages are not
     assert "cuda-build" not in scan("Successfully installed rocm-sdk-core-7.1.1 torch-2.9.1+rocm7.1.1\n").hint_names
+
+
+# ---------------------------------------------------------------- LOG501 / LOG502
+def test_miopen_database_file_unreadable_reads_kernel_cache_db():
+    for text in ("running auto-tune for Convolve\nMIOpen(HIP): Warning [ReadFile] File is unreadable.\n",
+                 'MIOpen(HIP): Warning [ParseAndLoadDb] File is unreadable: "/venv/lib/python3.12/site-packages/'
+                 '_rocm_sdk_libraries_gfx1151/share/miopen/db/gfx1151_20.HIP.fdb.txt"\n',
+                 'File is unreadable: "/opt/rocm/lib/miopen_system_db/gfx942_64.HIP.fdb.txt"\n'):
+        assert causes(text)[:1] == ["kernel-cache-db"], text
+    # MIOpen's Info-level note on a first run (the user database not written yet), another program's file
+    assert "LOG501" not in scan("MIOpen(HIP): Info [Prefetch] File is unreadable: /root/.config/miopen//"
+                                "gfx90878.HIP.2_20_0_.ufdb.txt\n").matches
+    assert causes("ERROR: File is unreadable: /etc/myapp/config.yaml\n")[:1] != ["kernel-cache-db"]
+
+
+def test_an_ollama_build_with_cpu_runners_only_is_a_cpu_only_build():
+    for line in ('time=2024-04-01T22:37:03.358-06:00 level=INFO source=payload_common.go:140 msg="Dynamic LLM '
+                 'libraries [cpu_avx2 cpu cpu_avx]"\n',
+                 'time=2024-12-27T13:46:01.758 level=INFO source=routes.go:1339 msg="Dynamic LLM libraries" '
+                 'runners=[cpu]\n'):
+        assert causes(line + 'level=INFO source=gpu.go:347 msg="no compatible GPUs were discovered"\n')[:1] == [
+            "cpu-only-build"]
+    for line in ('msg="Dynamic LLM libraries [rocm_v5.7 cpu cpu_avx cpu_avx2]"\n',
+                 'msg="Dynamic LLM libraries" runners="[cpu cpu_avx cpu_avx2 cuda_v11 cuda_v12 rocm]"\n',
+                 'msg="Dynamic LLM libraries" runners=[metal]\n'):
+        assert "LOG502" not in scan(line).matches, line
+
+
+# ---------------------------------------------------------------- the linker's diagnostics are the build phase
+def test_a_link_error_reads_toolchain_not_a_loaded_library_abi():
+    text = ("lld: error: undefined symbol: __oclc_ABI_version\n"
+            ">>> referenced by /tmp/hip-stream-778a9f/hip-stream-gfx1100.o:(void copy_looper<float, 1>(float const*))\n")
+    assert causes(text)[:1] == ["toolchain"]
+    assert causes("ld.lld: error: unable to find library -lamdhip64\n")[:1] == ["toolchain"]
+    # a library loaded at run time that misses a symbol stays the extension's ABI
+    assert causes("./bench: symbol lookup error: ./bench: undefined symbol: _ZN8hip_impl14function_namesB5cxx11Eb\n")[:1] == [
+        "extension-abi"]
+    assert causes("ImportError: /venv/lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+                  "undefined symbol: _ZN3c104cuda9SetDeviceEi\n")[:1] == ["extension-abi"]
+    # "capability" holds the letters a-b-i: no ABI reading from it
+    assert "extension-abi" not in causes("RuntimeError: the GPU compute capability is not supported by this "
+                                         "operation\n")
