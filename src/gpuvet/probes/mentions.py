@@ -162,14 +162,19 @@ def _snippet(s: str, n: int = 120) -> str:
     return (s[:cut] if cut > n // 2 else s[: n - 3]) + "..."
 
 
-def _torch_row(version: str, src: str, hip: str = "", cuda: str = "") -> Row:
+def _torch_row(version: str, src: str, hip: str = "", cuda: str = "", unlabelled: str = "") -> Row:
+    """A torch build named in pasted text.  ``unlabelled``: the variant of a version with no local label and no
+    runtime version beside it: unknown ("") where the text only names the version (a `pip list` line, a wheel
+    name, "torch 2.1.2": the same version is a CUDA wheel on Linux PyPI and a CPU one on Windows PyPI), "cpu"
+    only where the text shows the build reporting no GPU runtime."""
     local = version.partition("+")[2]
     if not hip and local.startswith("rocm"):
         hip = local[4:]
     if not cuda and re.fullmatch(r"cu\d{3,4}", local):
         cuda = f"{local[2:-1]}.{local[-1]}"
     return row("framework_builds", src, name="torch", version=version, cuda=cuda, hip=hip,
-               channel=channel_of(version) if version else "", variant=variant_of(version, cuda or None, hip or None),
+               channel=channel_of(version) if version else "",
+               variant=variant_of(version, cuda or None, hip or None, default=unlabelled),
                targets=[], targets_source="")
 
 
@@ -290,8 +295,10 @@ def parse_mentions(text: str, source: str) -> list[Row]:
                     cuda = second
                 else:
                     hip = second
+            # "2.0.1 None": the build answered that it has no CUDA / HIP runtime (read as CPU-only, as before)
+            cpu = second == "None"
             add(("torch", v), _torch_row(v, f"{source} line {n} (torch.__version__ / torch.version: {_snippet(line)})",
-                                         hip=hip, cuda=cuda))
+                                         hip=hip, cuda=cuda, unlabelled="cpu" if cpu else ""))
         else:
             m = LONE_TORCH_RE.match(line)
             if m and _printed_by_torch(lines, i, m.group(1)):
@@ -523,7 +530,7 @@ def rows_for(text: str, source: str) -> Iterable[Row]:
 # only when no tool in the text printed an NVIDIA GPU (parse_report drops these rows then); a torch version with its
 # CUDA tag becomes a framework_builds row wherever on the line it stands (a whole-line `torch==X` is parse_mentions').
 NV_GPU_RE = re.compile(
-    r"(?<![\w-])(?:NVIDIA[ \t]+)?(?:GeForce[ \t]+)?(?P<kind>RTX|GTX)[ \t]?(?P<num>[1-9]\d{2,3})(?P<sfx>[ \t]?(?:Ti|SUPER|Super)\b)?(?![\w.])"
+    r"(?<![\w-])(?:NVIDIA[ \t]+)?(?:GeForce[ \t]+)?(?P<kind>RTX|GTX)[ \t]?(?P<num>[1-9]\d{2,3})(?P<sfx>[ \t]?(?:Ti|SUPER|Super)\b)?(?!\w|\.\w)"
     r"|(?<![\w-])(?:NVIDIA[ \t]+)?RTX[ \t]?(?P<ws>A[1-9]000)\b"
     r"|(?<![\w-])Tesla[ \t]+(?P<tesla>[KMPVT][1-9]\d{0,2})\b"
     r"|(?<![\w-])(?:NVIDIA[ \t]+)?(?P<dc>A100|A800|H100|H800|H200|GH200|V100|L40S|B200|A10G)\b"
