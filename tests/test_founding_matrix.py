@@ -78,6 +78,10 @@ SYSTEM = {
                            f"\tlibamdhip64.so.{s.split('.')[0]} (libc6,x86-64) => /opt/rocm-{s}/lib/libamdhip64.so.{s.split('.')[0]}"],
     "compose": lambda s: ["services:", "  train:", f"    image: rocm/dev-ubuntu-22.04:{s}",
                           "    devices: [/dev/kfd, /dev/dri]"],
+    "docker-images": lambda s: ["$ docker images", "REPOSITORY          TAG       IMAGE ID       CREATED       SIZE",
+                                f"rocm/dev-ubuntu-22.04   {s}   0c8a5d3f0e2b   2 weeks ago   4.1GB"],
+    "dockerfile-arg": lambda s: [f"ARG ROCM_VERSION={s}", "FROM ubuntu:22.04",
+                                 "RUN apt-get update && apt-get install -y wget"],
 }
 
 
@@ -110,6 +114,14 @@ FRAMEWORK = {
     "wheel-download": lambda tv, tag, hip: [
         f"Downloading {_index(tv, tag)}/torch-{tv.replace('+', '%2B')}-cp310-cp310-linux_x86_64.whl (1873.2 MB)"],
     "prose-version": lambda tv, tag, hip: [f"torch version {tv}, training with diffusers."],
+    "repl": lambda tv, tag, hip: [">>> import torch", ">>> torch.__version__", f"'{tv}'"],
+    "comfyui-log": lambda tv, tag, hip: [
+        "Total VRAM 65520 MB, total RAM 257588 MB", "AMD arch: gfx90a",
+        f"ROCm version: ({tag.split('.')[0]}, {tag.split('.')[1]})", "Set vram state to: NORMAL_VRAM"],
+    "uv-lock": lambda tv, tag, hip: [
+        "[[package]]", 'name = "torch"', f'version = "{tv}"', f'source = {{ registry = "{_index(tv, tag)}" }}'],
+    "prose-build": lambda tv, tag, hip: [
+        f"Installed the PyTorch {'nightly' if _nightly(tv) else 'build'} for ROCm {tag} in a venv."],
     "config-show": lambda tv, tag, hip: [
         '$ python -c "import torch; print(torch.__config__.show())"', "PyTorch built with:", "  - GCC 9.3",
         "  - C++ Version: 201703", "  - OpenMP 201511 (a.k.a. OpenMP 4.5)", f"  - HIP Runtime {hip}",
@@ -235,6 +247,8 @@ def test_a_newer_system_is_named_so_and_not_told_to_upgrade():
     "I have ROCm 6.0.2 installed.\nROCm version: 5.7.1\n",  # two releases stated: neither is the system's
     "PyTorch built with:\n  - GCC 9.3\n  - ROCm 6.2.0\n",  # the build's own list
     "If you have ROCm 6.0 installed, use the rocm6.0 index.\n",
+    "ROCm version: (6, 2)\n",  # ComfyUI's print of torch.version.hip: the build's
+    "# ARG ROCM_VERSION=6.0\n",
 ])
 def test_prose_in_another_role_is_no_system_fact(text):
     rows = parse_prose(text, "t")
@@ -256,6 +270,11 @@ def test_prose_in_another_role_is_no_system_fact(text):
     " - torch==2.1.2+rocm5.6\n",  # uv's removed package
     "torch 2.1.2+rocm5.6 works, 2.3.0+rocm5.7 crashes\n",
     "upgrading torch 2.1.2+rocm5.6 to 2.3.0+rocm5.7 fixed it\n",
+    "Is there a PyTorch build for ROCm 6.1?\n",
+    "PyTorch 2.4 with ROCm 6.1 fails to install\n",
+    "tensorflow-rocm built for ROCm 5.7 is installed\n",
+    "I run ROCm 6.0.2 and want the PyTorch nightly for ROCm 6.1.\n",
+    "ROCm version: (6, -1)\n",  # ComfyUI could not read torch.version.hip
 ])
 def test_commands_and_prose_in_another_role_are_no_build_fact(text):
     rows = parse_prose(text, "t")
