@@ -129,7 +129,7 @@ def test_nvidia_cuda_pip_packages_are_a_cuda_build():
     assert "cuda-build" not in scan("Successfully installed rocm-sdk-core-7.1.1 torch-2.9.1+rocm7.1.1\n").hint_names
 
 
-# ---------------------------------------------------------------- LOG501 / LOG502
+# ---------------------------------------------------------------- LOG501; ollama's CPU runners (d13c's LOG458)
 def test_miopen_database_file_unreadable_reads_kernel_cache_db():
     for text in ("running auto-tune for Convolve\nMIOpen(HIP): Warning [ReadFile] File is unreadable.\n",
                  'MIOpen(HIP): Warning [ParseAndLoadDb] File is unreadable: "/venv/lib/python3.12/site-packages/'
@@ -145,6 +145,8 @@ def test_miopen_database_file_unreadable_reads_kernel_cache_db():
 def test_an_ollama_build_with_cpu_runners_only_is_a_cpu_only_build():
     for line in ('time=2024-04-01T22:37:03.358-06:00 level=INFO source=payload_common.go:140 msg="Dynamic LLM '
                  'libraries [cpu_avx2 cpu cpu_avx]"\n',
+                 'time=2026-06-04T15:23:45.234Z level=INFO source=common.go:149 msg="Dynamic LLM libraries" '
+                 'runners="[cpu cpu_avx cpu_avx2]"\n',
                  'time=2024-12-27T13:46:01.758 level=INFO source=routes.go:1339 msg="Dynamic LLM libraries" '
                  'runners=[cpu]\n'):
         assert causes(line + 'level=INFO source=gpu.go:347 msg="no compatible GPUs were discovered"\n')[:1] == [
@@ -152,7 +154,7 @@ def test_an_ollama_build_with_cpu_runners_only_is_a_cpu_only_build():
     for line in ('msg="Dynamic LLM libraries [rocm_v5.7 cpu cpu_avx cpu_avx2]"\n',
                  'msg="Dynamic LLM libraries" runners="[cpu cpu_avx cpu_avx2 cuda_v11 cuda_v12 rocm]"\n',
                  'msg="Dynamic LLM libraries" runners=[metal]\n'):
-        assert "LOG502" not in scan(line).matches, line
+        assert "LOG458" not in scan(line).matches, line
 
 
 # ---------------------------------------------------------------- the linker's diagnostics are the build phase
