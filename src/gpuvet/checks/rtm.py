@@ -53,7 +53,8 @@ def framework_hip_differs_from_rocm(ctx: Context) -> Iterable:
     Fix:
     Install the framework build for the installed ROCm release (``pip install torch --index-url
     https://download.pytorch.org/whl/rocmX.Y`` with X.Y the ROCm release), or upgrade ROCm (and its
-    amdgpu-dkms driver) to the framework's HIP release.
+    amdgpu-dkms driver) to the framework's HIP release.  When the system is the newer of the two, the
+    build for the system's release is the fix; installing the older ROCm beside it is the last resort.
 
     References:
     https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/3rd-party/pytorch-install.html
@@ -86,15 +87,19 @@ def framework_hip_differs_from_rocm(ctx: Context) -> Iterable:
             loads = f"it loads the system HIP runtime {lib.get('path')} ({lib.get('version') or '?'})"
         else:
             loads = "which HIP runtime it loads is not known"
+        have = major_minor(r.get("version"))
+        newer = have is not None and have > want  # the system is ahead of the build: never "upgrade" it backwards
+        other = (fix(f"Or install ROCm {_mmstr(want)} beside {r.get('version')} and point /opt/rocm at it (a downgrade "
+                     f"of the system; the build for {_mmstr(have)} above is the better fix)", root=True) if newer and have
+                 else fix(f"Or upgrade ROCm (and amdgpu-dkms) to {_mmstr(want)}", root=True, reboot=True))
         yield Fail(f"{_amd_label(b)} is built for HIP {b.get('hip')} but the system ROCm is "
-                   f"{r.get('version')}: {loads}",
+                   f"{r.get('version')}: {'the system is newer than the build; ' if newer else ''}{loads}",
                    why="HIP has no compatibility across minor releases; the framework, the system runtime, "
                        "the kernel driver and hipcc-built extensions must agree on the ROCm release.",
                    evidence=[ev(b, f"{_amd_label(b)}: HIP {b.get('hip')}"),
                              ev(r, f"system {r.get('name')} {r.get('version')} {r.get('path') or ''}".strip()),
                              *([ev(lib, f"loaded libamdhip64: {lib.get('path')}")] if lib else [])],
-                   fixes=[_stable_build_fix(ctx, b, r),
-                          fix(f"Or upgrade ROCm (and amdgpu-dkms) to {_mmstr(want)}", root=True, reboot=True)])
+                   fixes=[_stable_build_fix(ctx, b, r), other])
 
 
 def _stable_build_fix(ctx: Context, b: Row, r: Row):

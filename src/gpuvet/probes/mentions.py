@@ -272,7 +272,7 @@ def parse_mentions(text: str, source: str) -> list[Row]:
                     add(("torch", v), _torch_row(v, f"{source} line {n} (wheel file {wm.group(0)})"))
         if "torch" in line:
             m = PKG_LINE_RE.match(line)
-            if m and m.group(1) in ("torch", "pytorch"):
+            if m and m.group(1) in ("torch", "pytorch") and not _uv_removed(lines, i):
                 add(("torch", m.group(2)), _torch_row(m.group(2), f"{source} line {n} (package list: {_snippet(line)})"))
             m = LABELLED_TORCH_RE.match(line)
             if m:
@@ -379,6 +379,18 @@ def parse_mentions(text: str, source: str) -> list[Row]:
             if rel:
                 rocm(rel, apt_line[hip_pkgs[0]], f"installed package {hip_pkgs[0]} {apt_pkgs[hip_pkgs[0]]}")
     return out
+
+
+# uv's install summary: " - name==old" (removed) and " + name==new" (installed) rows, one space in front
+_UV_ROW = re.compile(r"^ [-+] [A-Za-z0-9][\w.-]*==\S+\s*$")
+
+
+def _uv_removed(lines: list[str], i: int) -> bool:
+    """A " - torch==X" row of uv's summary is the package it removed, not one installed (a conda export's "- torch==X"
+    rows stand under "- pip:", never beside " + " rows)."""
+    if not lines[i].startswith(" - "):
+        return False
+    return any(ln.startswith(" + ") and _UV_ROW.match(ln) for ln in lines[max(0, i - 10):i + 10])
 
 
 def _rocm_package(name: str) -> bool:

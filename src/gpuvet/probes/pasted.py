@@ -17,6 +17,7 @@ from gpuvet.model.versions import channel_of, normalise_name, variant_of
 from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo
 from .mentions import _ANY as _MENTIONS, parse_mentions  # noqa: F401  (dispatched by name below)
 from .mentions import NV_ANY as _NV_MENTIONS, PROSE_GPU, parse_nvidia_mentions  # noqa: F401
+from .prose import _ANY as _PROSE, parse_prose, weakest_first_dropped  # noqa: F401
 from ..model.lazyre import lazy
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -328,6 +329,7 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
      None, "parse_env_dump"),
     (_MENTIONS, None, "parse_mentions"),
     (_NV_MENTIONS, None, "parse_nvidia_mentions"),
+    (_PROSE, None, "parse_prose"),
     (re.compile(r"^Package[ \t]+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
 ]
 
@@ -378,7 +380,8 @@ def parse_report(text: str, source: str = "<pasted>") -> Facts:
     if any(r.table == "gpu_devices" and r.get("vendor") == "nvidia" and PROSE_GPU not in r.source for r in facts.rows):
         # a tool printed the GPU: a model named in prose is another machine, or the same one said less exactly
         facts.rows = [r for r in facts.rows if not (r.table == "gpu_devices" and PROSE_GPU in r.source)]
-    facts.rows = _dedupe(facts.rows)
+    # a version stated in words or an install index yields to a tool's output saying the same thing more exactly
+    facts.rows = _dedupe(weakest_first_dropped(facts.rows))
     return facts
 
 

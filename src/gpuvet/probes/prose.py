@@ -1,0 +1,352 @@
+"""Versions a bug report states in words and in install commands, read only where their role is clear (pure).
+
+A user who pastes no tool's output still says what the machine runs, in a few recurring shapes:
+
+* the **system's ROCm** as a statement: "ROCm 5.6.1 installed", "I'm running ROCm 6.1.3", "ROCm version: 6.0.2",
+  "Our ROCm install is 5.6.1", "Ubuntu 22.04, ROCm 5.6.1, MI210", GitHub's issue form (``### ROCm Version`` then
+  ``ROCm 6.0.0`` on a later line: the template of github.com/ROCm/ROCm and ROCm/TheRock issues); AMD's installer
+  package (``amdgpu-install_5.6.50601-1_all.deb``, ``repo.radeon.com/amdgpu-install/7.1/...``: its 5-digit build
+  field is the release, as in github.com/ROCm/legacy-rocm-build issues 1800, 5160, 5615) or "amdgpu-install 5.6.1";
+* the **framework's build** as a statement or a transcript: "torch version 2.3.0.dev20240215+rocm5.7", pip's
+  ``Requirement already satisfied: torch in ... (2.3.0+rocm6.0)``, uv's `` + torch==2.3.0+rocm6.0`` (``-`` lines
+  are what it removed), poetry's ``- Installing torch (2.3.0+rocm6.0)`` / ``- Updating torch (A -> B)``, the
+  ``HIP Runtime 5.7.31921`` line of ``torch.__config__.show()`` (aten's CUDAHooks::showConfig prints
+  ``"  - HIP Runtime "`` and the runtime's version, under ``PyTorch built with:``), and the ROCm variant of
+  PyTorch's package index in an install command, a requirements file, pip's ``Looking in indexes:`` or a uv / poetry
+  index (``download.pytorch.org/whl/nightly/rocm5.7``): every wheel of that index is built for that ROCm release.
+
+Role decides, never the bare number.  A statement counts only when nothing in its sentence makes it a change, a
+comparison, a wish or somebody else's setup ("tried ROCm 5.7 and 6.0", "upgrade to ROCm 6.1 fixed it", "works on
+ROCm 5.7", "PyTorch for ROCm 5.7", a release in a docs URL), when its sentence names one release only, and when the
+whole text states one release only.  An install command counts unless it is commented out, offered as a suggestion
+("try: pip install ..."), or followed by pip's "no matching distribution".  Every row says so in its source
+(``STATED`` / ``INDEX``), and ``pasted.parse_report`` drops them where a tool's output in the same text says the same
+thing more exactly: a tool's ROCm or HIP release outranks a stated one, any torch version outranks an index.
+"""
+from __future__ import annotations
+
+import re
+
+from gpuvet.model import Row, row
+
+from ..model.lazyre import lazy
+from .mentions import _snippet, _torch_row
+
+STATED = "stated in the text"
+INDEX = "from the install index"
+
+_V = r"\d+\.\d+(?:\.\d+)?"
+# "ROCm 5.6.1", "ROCm version: 6.0.2", "ROCm install is 5.6.1", "rocm 5.6", "ROCm v6.1", "ROCm6.1" (not "+rocm5.7",
+# "/rocm5.7", "pytorch_rocm6.1", "rocm-5.6.1": tags, URLs and paths are other readers')
+PROSE_ROCM_RE = lazy(r"(?<![\w/.+-])ROCm(?:[ \t]+(?:version|release|install(?:ation)?|stack|runtime|sdk))?"
+                     r"(?:\*\*|`)?(?:[ \t]+(?:is|=))?[ \t]*(?:[:=][ \t]*)?(?:\*\*|`)?v?(" + _V + r")(?![\w]|\.\d)", re.I)
+# the issue form's field: a heading "### ROCm Version" (or "**ROCm version**") alone, its value a few lines below
+FORM_HEAD_RE = lazy(r"^(?:#{1,4}[ \t]*|\*\*)?ROCm[ \t]+[Vv]ersion(?:\*\*)?:?[ \t]*$")
+FORM_VALUE_RE = lazy(r"^(?:ROCm[ \t]*)?v?(" + _V + r")(?:[ \t]*\([^()\n]{0,80}\))?[ \t]*$", re.I)
+# AMD's installer: amdgpu-install_5.6.50601-1_all.deb, amdgpu-install-6.4.60402-2187269.el8.noarch.rpm, dpkg -l's
+# "ii  amdgpu-install  5.6.50601-1  all ..."; the 5-digit field is the release (50601 -> 5.6.1)
+AMDGPU_INSTALL_PKG_RE = lazy(r"\bamdgpu-install[_ \t-]{1,40}?(\d+)\.(\d+)\.(\d)(\d\d)(\d\d)-\d+")
+AMDGPU_INSTALL_URL_RE = lazy(r"\brepo\.radeon\.com/amdgpu-install/(" + _V + r")/")
+AMDGPU_INSTALL_PROSE_RE = lazy(r"(?<![\w/.-])amdgpu-install(?:er)?[ \t]+(?:version[ \t]+)?v?(" + _V + r")(?![\w]|\.\d)",
+                               re.I)
+# torch's version with its ROCm tag in a sentence: "torch version 2.3.0.dev20240215+rocm5.7", "PyTorch 2.8.0 + rocm6.4",
+# "torch==2.3.0+rocm6.0"
+TORCH_INLINE_RE = lazy(r"(?<![\w.-])(?:py)?torch(?:[ \t]+(?:version|ver))?(?:[ \t]+is)?[ \t]*(?:(?:==|=|:)[ \t]*)?v?"
+                       r"(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?)[ \t]*\+[ \t]*(rocm\d+\.\d+(?:\.\d+)?(?:[a-z]+\d+)?)"
+                       r"(?![\w.])", re.I)
+# transcripts: pip, uv, poetry
+PIP_SATISFIED_RE = lazy(r"^Requirement already satisfied: (?:py)?torch(?:[=<>!~]=?[\w.+]{1,40})? in [^()\n]{1,300}"
+                        r"\((\d+\.\d+\.\d+[\w.]*\+rocm[\w.]+)\)\s*$")
+UV_PLUS_RE = lazy(r"^\+[ \t]+torch==(\d+\.\d+\.\d+[\w.]*\+rocm[\w.]+)\s*$")
+POETRY_RE = lazy(r"^[-•*][ \t]+(?:Installing|Updating|Downgrading)[ \t]+torch[ \t]+\((?:[^()\s]{1,60}[ \t]+->[ \t]+)?"
+                 r"(\d+\.\d+\.\d+[\w.]*\+rocm[\w.]+)\)")
+# torch.__config__.show(): "PyTorch built with:" then "  - HIP Runtime 5.7.31921"
+CONFIG_HEAD_RE = lazy(r"^\s*PyTorch built with:\s*$")
+CONFIG_HIP_RE = lazy(r"^\s*-[ \t]+HIP Runtime[ \t]+(\d+\.\d+(?:\.\d+)?)\s*$")
+# PyTorch's ROCm index (stable, nightly, test channels)
+INDEX_URL_RE = lazy(r"download\.pytorch\.org/whl/(nightly/|test/)?rocm(" + _V + r")(?=[/\s\"'`,)\]]|$)")
+INSTALL_CTX_RE = lazy(r"\b(?:pip3?|uv|poetry|pdm|pipenv|conda)\b[^\n]{0,400}?\b(?:install|add|sync|lock)\b"
+                      r"|--(?:extra-)?index-url\b|(?:^|[ \t])-[if][ \t]|--find-links\b|^[ \t]*(?:url|index-url|extra-index-url)[ \t]*="
+                      r"|Looking in (?:indexes|links):|\bUV_(?:EXTRA_)?INDEX_URL=|\bPIP_(?:EXTRA_)?INDEX_URL=")
+INSTALL_FAILED_RE = lazy(r"Could not find a version that satisfies the requirement[ \t]+(?:py)?torch\b"
+                         r"|No matching distribution found for[ \t]+(?:py)?torch\b")
+
+# a sentence that reports a change, a comparison, a condition, a wish or documentation is no statement of the
+# machine's state: its words (a set and stems: one pass over the words, not a regex of 80 alternatives per sentence)
+CHANGE_WORDS = frozenset(
+    "try tries tried trying instead fix fixed fixes work works worked working should would could will wont won't "
+    "plan plans planned planning want wants wanted before previous previously until since prior earlier later older "
+    "newer than versus vs changelog doc docs documentation roadmap whether if released either both also another "
+    "other same different rollback reinstall reinstalled reinstalling instruction instructions guide tutorial example "
+    "requirement hope hoping".split())
+CHANGE_STEMS = ("upgrad", "downgrad", "switch", "migrat", "support", "compatib", "requir", "recommend", "suggest",
+                "expect", "wait", "announc", "availab", "deprecat", "remov", "uninstall", "purg", "mismatch", "differ",
+                "revert", "drop")
+CHANGE_PAIRS = frozenset({("update", "to"), ("updated", "to"), ("updates", "to"), ("updating", "to"), ("move", "to"),
+                          ("moved", "to"), ("moving", "to"), ("going", "to"), ("used", "to"), ("release", "note"),
+                          ("release", "notes"), ("rolled", "back"), ("roll", "back"), ("no", "matching"),
+                          ("existing", "installation"), ("e", "g"), ("i", "e"), ("hope", "to")})
+CHANGE_RANGE_RE = lazy(r"(?:\bor|\band|/|->|→|~)[ \t]*v?\d+\.\d")
+_WORDS = lazy(r"[a-z]+(?:'[a-z]+)?")
+
+
+def changed(text: str) -> bool:
+    """Does the sentence report a change, a comparison, a condition, a wish or somebody else's setup?"""
+    if "?" in text:
+        return True
+    words = _WORDS.findall(text.lower())
+    for a, b in zip(words, words[1:] + [""]):
+        if a in CHANGE_WORDS or a.startswith(CHANGE_STEMS) or (a, b) in CHANGE_PAIRS:
+            return True
+    return bool(CHANGE_RANGE_RE.search(text))
+
+
+_URL = lazy(r"\b(?:https?|file)://\S+|\bwww\.\S+")
+_SENTENCE_END = lazy(r"[!?;]|\.(?=\s|$)")
+_CLAUSE_SEP = lazy(r"[,;()|\[\]]|[ \t]-[ \t]|\b(?:and|but)\b")
+_WORD = lazy(r"[A-Za-z][\w'-]*")
+# words before "ROCm X" that make it the framework's build, somebody's negation or a change, not the system
+_FRAMEWORK_PREV = {"for", "against", "built", "compiled", "torch", "pytorch", "wheel", "wheels", "whl", "nightly",
+                   "nightlies", "build", "builds", "index", "tag", "image", "docker", "container", "jax", "jaxlib",
+                   "tensorflow", "onnxruntime", "vllm", "not", "no", "without", "except", "from", "to", "of", "new",
+                   "old", "latest", "next", "than", "like", "bundled", "bundles", "ships", "shipped"}
+_SYSTEM_PREV = {"have", "has", "installed", "install", "running", "run", "runs", "using", "use", "on", "with", "got",
+                "our", "my", "system", "system's", "host", "host's", "native", "under", "machine", "machine's",
+                "we're", "i'm", "im", "am", "is", "are", "here", "local"}
+_FRAMEWORK_WORDS = lazy(r"\b(?:py)?torch\b|\bwheels?\b|\bwhl\b|\bnightl(?:y|ies)\b|\bbuil[dt]s?\b|\bjax(?:lib)?\b"
+                        r"|\btensorflow\b|\bonnxruntime\b|\bvllm\b|\bdocker\b|\bimage\b|\bcontainer\b", re.I)
+_FRAMEWORK_NEXT = lazy(r"^[ \t]*(?:wheels?|whl|builds?|nightl(?:y|ies)|version[ \t]+of|(?:py)?torch|images?|docker"
+                       r"|containers?|index|tags?|variant|binar(?:y|ies)|support|release[ \t]+of)\b", re.I)
+_SYSTEM_NEXT = lazy(r"^[ \t]*(?:(?:is[ \t]+)?installed|install(?:ation)?|packages?|stack|(?:on|in)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?"
+                    r"(?:host|system|machine|server|node|box|ubuntu|debian|fedora|rhel|rocky|centos|arch|linux|opensuse|sles)"
+                    r"|from[ \t]+(?:AMD|the[ \t]+AMD|repo\.radeon)|via[ \t]+amdgpu-install|(?:with|and)[ \t]+(?:amdgpu|the[ \t]+amdgpu))\b",
+                    re.I)
+# a sentence that describes the machine: an OS or a GPU beside the release ("ROCm 5.6.1 on Ubuntu 22.04, MI210")
+_ENV_WORDS = lazy(r"\b(?:Ubuntu|Debian|Fedora|RHEL|Rocky|CentOS|Arch|Manjaro|openSUSE|SLES|Linux|kernel|WSL2?"
+                  r"|MI[1-3]\d{2}X?|Instinct|Radeon|RX[ \t]?\d{3,4}|gfx\d{3,4}|W\d{4}|Navi)\b", re.I)
+_BULLET = lazy(r"^[ \t]*(?:[-*+•][ \t]+|\d+[.)][ \t]+|#{1,6}[ \t]+|>[ \t]*|\|[ \t]*)?(?:\*\*)?")
+# the previous line offers a suggestion ("Try this:", "You should install it with:")
+_SUGGESTION_RE = lazy(r"\b(?:tr(?:y|ied)|should|suggest\w*|recommend\w*|instead|fix|solution|workaround|please|could|"
+                      r"can[ \t]+you|correct|proper|right|official|instructions?|docs?|guide|per[ \t]+the)\b", re.I)
+
+
+def _sentences(line: str) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(line):
+        out.append((start, line[start:m.start()]))
+        start = m.end()
+    out.append((start, line[start:]))
+    return [(s, t) for s, t in out if t.strip()]
+
+
+def _clause(sentence: str, a: int, b: int) -> tuple[str, str]:
+    """The words of the mention's clause before and after it."""
+    left, right = 0, len(sentence)
+    for m in _CLAUSE_SEP.finditer(sentence):
+        if m.end() <= a:
+            left = m.end()
+        elif m.start() >= b:
+            right = m.start()
+            break
+    return sentence[left:a], sentence[b:right]
+
+
+def _prev_word(before: str) -> str:
+    words = [w.lower() for w in _WORD.findall(before)]
+    while words and words[-1] in ("the", "a", "an"):
+        words.pop()
+    return words[-1] if words else ""
+
+
+def _clean_sentence(sentence: str, spans: list[tuple[int, int]]) -> str:
+    """The sentence without its URLs and without the mentions themselves (their own words, 'release', 'install',
+    decide nothing)."""
+    chars = list(sentence)
+    for a, b in spans:
+        chars[a:b] = " " * (b - a)
+    return _URL.sub(" ", "".join(chars))
+
+
+def _system_rocm(line: str) -> list[tuple[str, str]]:
+    """(release, the words that state it) of each system-ROCm statement on one line."""
+    out: list[tuple[str, str]] = []
+    for _, sent in _sentences(_URL.sub(lambda m: " " * len(m.group(0)), line)):
+        found = list(PROSE_ROCM_RE.finditer(sent))
+        if not found:
+            continue
+        if len({m.group(1) for m in found}) > 1:
+            continue  # two releases in one sentence: a comparison, a change or a list of what was tried
+        if changed(_clean_sentence(sent, [m.span() for m in found])):
+            continue
+        m = found[0]
+        before, after = _clause(sent, m.start(), m.end())
+        prev = _prev_word(before)
+        if prev in _FRAMEWORK_PREV or _FRAMEWORK_NEXT.match(after):
+            continue
+        if prev == "with" and _FRAMEWORK_WORDS.search(before):
+            continue  # "PyTorch 2.4 with ROCm 6.1": the wheel's variant
+        # a field: the sentence opens with the mention ("ROCm version: 6.0.2", "- **ROCm**: 7.2.0", a line "ROCm 6.0")
+        opens = not _BULLET.sub("", sent[:m.start()]).strip()
+        rest = sent[m.end():].strip(" \t.*`")
+        field = opens and (bool(re.search(r"[:=]|\bis\b", m.group(0))) or not rest)
+        if not (field or prev in _SYSTEM_PREV or _SYSTEM_NEXT.match(after) or _ENV_WORDS.search(sent)):
+            continue
+        out.append((m.group(1), _snippet(sent, 100)))
+    return out
+
+
+def _statement_ok(sent: str, spans: list[tuple[int, int]]) -> bool:
+    return not changed(_clean_sentence(sent, spans))
+
+
+def _suggested(lines: list[str], i: int) -> bool:
+    """An install command offered rather than run: commented out, or under a line that proposes it."""
+    line = lines[i].strip()
+    if line.startswith(("#", "//")) or _SUGGESTION_RE.search(line.split("://", 1)[0]):
+        return True
+    for j in range(i - 1, max(-1, i - 4), -1):
+        prev = lines[j].strip()
+        if not prev:
+            return False  # a blank line ends the block the command belongs to
+        if prev.startswith("```"):
+            continue
+        return prev.endswith(":") and bool(_SUGGESTION_RE.search(prev))
+    return False
+
+
+def parse_prose(text: str, source: str) -> list[Row]:
+    lines = text.splitlines()
+    rocm_stated: list[tuple[str, int, str]] = []
+    torch_stated: list[tuple[str, int, str]] = []
+    transcripts: list[Row] = []
+    index: list[tuple[str, bool, int, str]] = []
+    in_config = False
+    for i, raw in enumerate(lines):
+        n = i + 1
+        line = raw.strip()
+        if not line or len(line) > 2000:
+            in_config = False if not line else in_config
+            continue
+        if CONFIG_HEAD_RE.match(line):
+            in_config = True
+            continue
+        if in_config:
+            if line.startswith("-"):
+                m = CONFIG_HIP_RE.match(line)
+                if m:
+                    transcripts.append(_torch_row("", f"{source} line {n} (torch.__config__.show(): HIP Runtime "
+                                                      f"{m.group(1)}, the HIP runtime torch runs on)", hip=m.group(1)))
+                continue  # the build's own list ("- ROCm 6.2.0" there is the build's release, not the system's)
+            in_config = False
+        # the system's ROCm
+        if "rocm" in line.lower():
+            if FORM_HEAD_RE.match(line):
+                for j in range(i + 1, min(len(lines), i + 4)):
+                    nxt = lines[j].strip()
+                    if not nxt:
+                        continue
+                    vm = FORM_VALUE_RE.match(nxt)
+                    if vm:
+                        rocm_stated.append((vm.group(1), j + 1, f"{line} {nxt}"))
+                    break
+                continue
+            for v, words in _system_rocm(line):
+                rocm_stated.append((v, n, words))
+        if "amdgpu-install" in line:
+            pm = AMDGPU_INSTALL_PKG_RE.search(line)
+            um = AMDGPU_INSTALL_URL_RE.search(line)
+            if pm or um:
+                v = (f"{int(pm.group(1))}.{int(pm.group(2))}.{int(pm.group(5))}" if pm and
+                     int(pm.group(3)) == int(pm.group(1)) and int(pm.group(4)) == int(pm.group(2)) else
+                     (um.group(1) if um else ""))
+                what = (pm or um).group(0)  # type: ignore[union-attr]
+                if v and not _suggested(lines, i):
+                    rocm_stated.append((v, n, f"AMD installer {_snippet(what, 80)}"))
+            else:
+                for sent_start, sent in _sentences(line):
+                    am = AMDGPU_INSTALL_PROSE_RE.search(sent)
+                    # before ROCm 5.3 the installer carried the Radeon driver's numbering (amdgpu-install 22.10,
+                    # 21.40): no ROCm release; AMD's release numbering starts at 5
+                    if am and 5 <= int(am.group(1).split(".")[0]) < 20 and _statement_ok(sent, [am.span()]):
+                        rocm_stated.append((am.group(1), n, _snippet(sent, 100)))
+        # the framework's build
+        low = line.lower()
+        if "torch" in low:
+            m = PIP_SATISFIED_RE.match(line) or UV_PLUS_RE.match(line) or POETRY_RE.match(line)
+            if m:
+                transcripts.append(_torch_row(m.group(1), f"{source} line {n} (installer: {_snippet(line)})"))
+            elif "rocm" in low and not line.startswith(("- ", "-\t")):  # a list row (uv's removed package, an export)
+                for _, sent in _sentences(line):
+                    found = list(TORCH_INLINE_RE.finditer(sent))
+                    vers = {f"{x.group(1)}+{x.group(2).lower()}" for x in found}
+                    if len(vers) == 1 and _statement_ok(sent, [x.span() for x in found]):
+                        torch_stated.append((vers.pop(), n, _snippet(sent, 100)))
+        if "download.pytorch.org/whl/" in line and INSTALL_CTX_RE.search(line) and not _suggested(lines, i):
+            for um in INDEX_URL_RE.finditer(line):
+                index.append((um.group(2), bool(um.group(1) == "nightly/" or " --pre" in line), n, um.group(0)))
+    out: list[Row] = []
+    if len({_mm(v) for v, _, _ in rocm_stated}) == 1:  # one release stated, however often
+        v, n, words = rocm_stated[0]
+        out.append(row("runtimes", f"{source} line {n} ({STATED}: {words})", vendor="amd", name="rocm", version=v,
+                       path="/opt/rocm", origin="pasted"))
+    out.extend(transcripts)
+    failed = bool(INSTALL_FAILED_RE.search(text))  # pip found nothing to install: the command states no build
+    if len({v for v, _, _ in torch_stated}) == 1 and not failed:
+        v, n, words = torch_stated[0]
+        out.append(_torch_row(v, f"{source} line {n} ({STATED}: {words})"))
+    if len({v for v, _, _, _ in index}) == 1 and not failed:
+        v, nightly, n, url = index[0]
+        r = _torch_row("", f"{source} line {n} ({INDEX} {url}: every wheel there is built for ROCm {v})", hip=v)
+        if nightly:
+            r = Row(r.table, {**r.values, "channel": "nightly"}, r.source)
+        out.append(r)
+    return out
+
+
+def _mm(v: str) -> str:
+    return ".".join(v.split(".")[:2])
+
+
+def is_stated(r: Row) -> bool:
+    return f"({STATED}:" in r.source
+
+
+def is_index(r: Row) -> bool:
+    return f"({INDEX} " in r.source
+
+
+def weakest_first_dropped(rows: list[Row]) -> list[Row]:
+    """Drop the stated and index rows that a tool's output in the same text says more exactly: any system ROCm or HIP
+    release a tool printed outranks a stated ROCm release; a torch version printed by a tool outranks a stated one,
+    and any torch version outranks an index."""
+    def amd_rt(r: Row) -> bool:
+        return (r.table == "runtimes" and r.get("vendor") == "amd" and r.get("name") in ("rocm", "hip-runtime")
+                and r.get("origin") in (None, "", "system", "pasted"))
+
+    def torch(r: Row) -> bool:
+        return r.table == "framework_builds" and r.get("name") == "torch"
+
+    tool_rocm = any(amd_rt(r) and not is_stated(r) for r in rows)
+    tool_torch = any(torch(r) and not is_stated(r) and not is_index(r) for r in rows)
+    stated_torch = any(torch(r) and is_stated(r) for r in rows)
+    out = []
+    for r in rows:
+        if amd_rt(r) and is_stated(r) and tool_rocm:
+            continue
+        if torch(r) and is_stated(r) and tool_torch:
+            continue
+        if torch(r) and is_index(r) and (tool_torch or stated_torch):
+            continue
+        out.append(r)
+    return out
+
+
+_ANY = re.compile(r"(?i:rocm)(?:[ \t]+(?:version|release|install\w*|stack|runtime|sdk|is)){0,3}[ \t]*(?:[:=][ \t]*)?v?\d+\.\d"
+                  r"|amdgpu-install|download\.pytorch\.org/whl/|^[ \t]*PyTorch built with:"
+                  r"|(?i:torch)[^\n]{0,40}\+[ \t]*rocm\d|Requirement already satisfied: (?:py)?torch|^[ \t]*\+[ \t]+torch=="
+                  r"|(?:Installing|Updating|Downgrading)[ \t]+torch[ \t]+\(", re.M)
+
+
+def has_prose(text: str) -> bool:
+    return bool(_ANY.search(text))
