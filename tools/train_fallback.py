@@ -58,6 +58,7 @@ SCALE = 20  # the weights are stored as integers in units of 1/SCALE (0.05 steps
 # and other.  Leave-one-set-out, 1,778 cases: cause-balanced top-1 / top-3 68.3 / 77.8% -> 69.3 / 79.0%, top-1 69.6 ->
 # 69.8%, `none` right 126 -> 124 of 156 (bench/results/issue9-m13-learned.md).
 CLASS_BALANCE = True
+BALANCE_POWER = 0.75  # the weight is (N / (K * n_cause)) ** this: 1 balances fully, 0 not at all
 PRUNE = 0.15  # weights smaller than this are dropped: the file stays well under the 300 KiB cap as the tuning data grows (1137 cases: 284 KiB at 0.1, 213 KiB at 0.15; leave-one-set-out top-1 68.1% at both, top-3 73.2% vs 72.8%, bench/results/issue9-d10r-rocm-learned.md)
 
 
@@ -135,10 +136,11 @@ def usual_components(cases: Sequence[dict[str, Any]]) -> dict[str, str]:
     return {cause: cnt.most_common(1)[0][0] for cause, cnt in sorted(by.items()) if cause != "none"}
 
 
-def class_weights(ys: Sequence[str]) -> dict[str, float]:
-    """cause -> the weight of its examples in a class-balanced fit: N / (K * n_cause)."""
+def class_weights(ys: Sequence[str], power: float = BALANCE_POWER) -> dict[str, float]:
+    """cause -> the weight of its examples in a class-balanced fit: (N / (K * n_cause)) ** power; ``none`` keeps 1 (the
+    model's user-code reading is what keeps it from blaming the stack: balanced down, it cost `none` cases)."""
     n = Counter(ys)
-    return {c: len(ys) / (len(n) * m) for c, m in n.items()}
+    return {c: 1.0 if c == "none" else (len(ys) / (len(n) * m)) ** power for c, m in n.items()}
 
 
 def fit_doc(xs, ys, epochs=EPOCHS, l2=L2, lr=LR, min_df=MIN_DF, abstain=ABSTAIN, fmt="gpuvet-fallback-logreg/2",
@@ -193,7 +195,7 @@ def fit_doc(xs, ys, epochs=EPOCHS, l2=L2, lr=LR, min_df=MIN_DF, abstain=ABSTAIN,
             weights[t] = row
     return {"format": fmt, "classes": classes, "bias": [round(v, DIGITS) for v in b], "weights": weights,
             "abstain": abstain, **({} if fmt.endswith("/1") else {"scale": SCALE}),
-            "hyper": {"epochs": epochs, "l2": l2, "lr": lr, "min_df": min_df, "class_balance": bool(balance)}}
+            "hyper": {"epochs": epochs, "l2": l2, "lr": lr, "min_df": min_df, "class_balance": BALANCE_POWER if balance else 0}}
 
 
 def load_tuning(dirs: Sequence[str]) -> list[dict[str, Any]]:
