@@ -5,6 +5,7 @@ that a noisy machine cannot fake.
     python bench/run_passthrough.py --quick --name h200   # the closing-run command (est. ~150-170 s on the H200)
     python bench/run_passthrough.py [--mb 512] [--lines 1000000] [--pairs 21] [--row-seconds 60] [--out DIR] [--name X]
     python bench/run_passthrough.py --quick --compare ../other-checkout/src   # A/B: the other's `gpuvet run` as an arm too
+    python bench/run_passthrough.py --quick --long-lines 10000000   # and a job of realistic length (~4 min more on the H200)
 
 Cases (each child exits 0, so no bundle or diagnosis is made: this measures the pass-through itself, gpuvet's
 start-up included; with the default 8M --log-cap every log case overflows the cap, so the middle goes through
@@ -16,6 +17,9 @@ grep as in a real long job):
   training script's prints to a pipe or a file.
 * ``log_stderr``: the same lines to stderr, which Python line-buffers: one write(2) per line, as ``logging``
   (stderr by default), ``print(flush=True)``, ``python -u`` and C programs' stderr do.  The hard case.
+* ``log_long`` (``--long-lines N``, off by default): the ``log_stdout`` job at a realistic length (10,000,000 lines:
+  ~12 s on the H200; a training job logging per step runs minutes), where a fixed start-up cost (the interpreter's
+  ~70 ms there) no longer dominates.  The short rows stay the worst case.
 * ``startup``: ``gpuvet run -- true``, and when the job starts (``date`` as the job) against the interpreter's
   own start (``python -c pass``, ``python -S -c pass``): the wrapper's fixed cost and how much of it is Python's.
 
@@ -23,6 +27,17 @@ Sinks: the bare command and ``gpuvet run`` always write to the same one.  ``null
 costs next to nothing (no wrapper that captures the output can give the job that: its writes go into a pipe; the
 ``cat`` arm, ``cmd | cat > /dev/null``, is what the cheapest pipe reader costs).  ``file``: a regular file (truncated
 before every run), where a batch job's log goes: there the job under ``gpuvet run`` writes straight into the file too.
+
+The *pipe floor* arm of the /dev/null rows (``setsid job | python -S -c FLOOR``) is the same job into the cheapest pipe
+reader there is: a loop that reads as gpuvet's pump does (a 1 MiB pipe, 4 ms of gathering after a small read) and does
+nothing else, the job in a session of its own as under ``gpuvet run``.  What the job pays for writing into a pipe
+instead of /dev/null, which any capture of its output (``| cat``, ``| tee``, Slurm) makes it pay; ``gpuvet run``
+beyond the floor is gpuvet's own.
+
+*What the overhead is made of*: the job stamps the clock at its first and last statement, the bench at the launch and
+after the wait, so each run's wall splits into *start* (the launch to the job's first statement: the wrapper's start-up,
+then the job's own interpreter), *during* (the job's run) and *end* (the job's last statement to the wrapper's exit:
+the job's own exit, then the wrapper's end); per set against the bare run, the three add up to the wall overhead.
 
 The measurement (why it looks like this: the H200 VM's bare job took 0.69-0.72 s in some runs and 1.30-1.44 s in
 others for identical work, its own user time doubling, so a median of a few alternating runs followed how many
@@ -78,6 +93,7 @@ import time
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SETSID = "setsid " if shutil.which("setsid") else ""
 PY = sys.executable
 GOAL_PCT = 10.0
 MIN_PAIRS = 6  # the fewest sets whose order-statistic interval reaches 95 % (n=6: the min and max, 96.9 %)
@@ -92,7 +108,8 @@ for _ in range(int(sys.argv[1]) * 16):
         view = view[os.write(1, view):]
 """
 
-LOGGER = """import os, resource, sys
+LOGGER = """import os, resource, sys, time
+t0 = time.time_ns()  # its first statement: how long after the launch the job itself began
 n = int(sys.argv[1])
 w = (sys.stderr if sys.argv[2] == "stderr" else sys.stdout).write
 acc = 0.0
@@ -103,7 +120,28 @@ sys.stdout.flush()
 sys.stderr.flush()
 ru = resource.getrusage(resource.RUSAGE_SELF)
 with open(sys.argv[3], "a") as fh:
-    fh.write(f"{ru.ru_utime} {ru.ru_stime}\\n")
+    fh.write(f"{ru.ru_utime} {ru.ru_stime} {t0} {time.time_ns()}\\n")
+"""
+
+# the pipe floor: the same job into the cheapest pipe reader there is, one that reads the way gpuvet's pump does (a
+# 1 MiB pipe, 1 MiB reads, 4 ms of gathering after a small read) and does nothing else with the bytes.  What any
+# capture of the output costs the job (its writes go into a pipe, not /dev/null), without gpuvet's own work
+FLOOR = """import os, select, time
+try:
+    import fcntl
+    fcntl.fcntl(0, 1031, 1 << 20)
+except OSError:
+    pass
+buf = bytearray(1 << 20)
+po = select.poll()
+po.register(0, select.POLLIN)
+while True:
+    po.poll()
+    n = os.readv(0, (buf,))
+    if not n:
+        break
+    if n < 65536:
+        time.sleep(0.004)
 """
 
 
@@ -156,10 +194,10 @@ def _fmt_ci(ci: dict[str, Any] | None, unit: str = "%") -> str:
 
 # ----------------------------------------------------------------------------------------- running
 def _run(argv: list[str], env: dict[str, str], stderr_too: bool, sink: str = os.devnull,
-         count: bool = False) -> tuple[float, float, int]:
+         count: bool = False, stamps: dict[str, int] | None = None) -> tuple[float, float, int]:
     """(wall seconds, CPU seconds of the whole tree, bytes read).  Timed runs write to ``sink`` (/dev/null or a
-    regular file, truncated first); ``count`` reads the output from a pipe instead and counts it."""
-    t = time.perf_counter()
+    regular file, truncated first); ``count`` reads the output from a pipe instead and counts it.  ``stamps``: gets
+    the launch and the end (``time.time_ns``, the clock the job's own time stamps use)."""
     with open(sink, "wb") as out_f:
         out: Any = subprocess.PIPE if count else out_f
         err: Any = (subprocess.STDOUT if count else out_f) if stderr_too else subprocess.DEVNULL
@@ -167,6 +205,7 @@ def _run(argv: list[str], env: dict[str, str], stderr_too: bool, sink: str = os.
         # new group with its own fair share of the CPUs, and `gpuvet run` starts its job in one; a bare job left in
         # this script's session would share its group's one share with everything else here (on a loaded machine the
         # wrapped job then ran 40% faster than the bare one)
+        t = time.time_ns()
         p = subprocess.Popen(argv, stdout=out, stderr=err, env=env, start_new_session=True)
         total = 0
         if count:
@@ -179,11 +218,13 @@ def _run(argv: list[str], env: dict[str, str], stderr_too: bool, sink: str = os.
                 total += len(chunk)
             p.stdout.close()
         _, status, ru = os.wait4(p.pid, 0)
-    took = time.perf_counter() - t
+        t_end = time.time_ns()
+    if stamps is not None:
+        stamps.update(launch=t, end=t_end)
     rc = os.waitstatus_to_exitcode(status)
     if rc != 0:
         raise SystemExit(f"{argv[:6]}... exited {rc}")
-    return took, ru.ru_utime + ru.ru_stime, total
+    return (t_end - t) / 1e9, ru.ru_utime + ru.ru_stime, total
 
 
 def _load() -> list[float]:
@@ -193,8 +234,11 @@ def _load() -> list[float]:
         return []
 
 
-def _job_cpu(path: str) -> dict[str, float]:
-    """The CPU the job reported at its end: user and system seconds (and forget it, for the next run)."""
+def _job_cpu(path: str, stamps: dict[str, int] | None = None) -> dict[str, float]:
+    """The CPU the job reported at its end: user and system seconds (and forget it, for the next run).  With the
+    run's ``stamps`` (launch, end) and the job's own (its first and last statement): where the run's wall went,
+    ``start`` (launch to the job's first statement: the wrapper's start-up and the job's interpreter), ``span`` (the
+    job's own run) and ``end`` (its last statement to the wrapper's exit: the job's exit and the wrapper's end)."""
     try:
         with open(path) as fh:
             vals = [float(x) for x in fh.read().split()]
@@ -203,7 +247,11 @@ def _job_cpu(path: str) -> dict[str, float]:
         vals = []
     if len(vals) < 2:
         return {"job_cpu": 0.0, "job_user": 0.0, "job_sys": 0.0}
-    return {"job_cpu": vals[-2] + vals[-1], "job_user": vals[-2], "job_sys": vals[-1]}
+    out = {"job_cpu": vals[0] + vals[1], "job_user": vals[0], "job_sys": vals[1]}
+    if len(vals) >= 4 and stamps:
+        t0, t1 = int(vals[2]), int(vals[3])
+        out.update(start=(t0 - stamps["launch"]) / 1e9, span=(t1 - t0) / 1e9, end=(stamps["end"] - t1) / 1e9)
+    return out
 
 
 def _med(xs: list[float]) -> float:
@@ -291,9 +339,10 @@ def _interp_start(env: dict[str, str], reps: int) -> dict[str, float]:
 
 
 def _pairs(arms: dict[str, list[str]], envs: dict[str, dict[str, str]], both: bool, path: str, cpu_file: str,
-           pin: Pinning, rng: random.Random, max_pairs: int, row_seconds: float, spins_seen: list[float]) -> dict:
+           pin: Pinning, rng: random.Random, max_pairs: int, row_seconds: float, spins_seen: list[float],
+           warm_up: bool = True) -> dict:
     """Run the interleaved sets of ``arms`` (name -> argv) for one row; their per-set numbers and summaries."""
-    for name, argv in arms.items():  # warm-up: caches, the page cache of the interpreter and of gpuvet
+    for name, argv in arms.items() if warm_up else ():  # warm-up: caches, the page cache of the interpreter and of gpuvet
         _run(argv, envs[name], both, path)
         _job_cpu(cpu_file)
     spins_seen.extend(pin.spin() for _ in range(3))
@@ -304,8 +353,9 @@ def _pairs(arms: dict[str, list[str]], envs: dict[str, dict[str, str]], both: bo
         rng.shuffle(order)
         one: dict[str, Any] = {"order": order, "spins": [pin.spin()]}
         for name in order:
-            wall, tree, _n = _run(arms[name], envs[name], both, path)
-            one[name] = {"wall": wall, "tree_cpu": tree, **_job_cpu(cpu_file)}
+            stamps: dict[str, int] = {}
+            wall, tree, _n = _run(arms[name], envs[name], both, path, stamps=stamps)
+            one[name] = {"wall": wall, "tree_cpu": tree, **_job_cpu(cpu_file, stamps)}
             one["spins"].append(pin.spin())
         spins_seen.extend(one["spins"])
         sets.append(one)
@@ -363,10 +413,30 @@ def _summarise(row: dict, arms: list[str]) -> dict[str, Any]:
             ratio = _r(median_ci([100 * (s[arm]["job_cpu"] / s["bare"]["job_cpu"] - 1) for s in used if s["bare"]["job_cpu"] > 0]))
         a["beyond_job_pct"], a["job_cpu_ratio_pct"] = beyond, ratio
         a["speed_free"] = _speed_free(beyond, ratio, row.get("sink", ""))
+        a["parts"] = _parts(used, arm)
         out[arm] = a
     if "other" in arms and "gpuvet" in arms:  # the A/B: this tree against the other, per set
         d = [100 * (s["gpuvet"]["wall"] - s["other"]["wall"]) / s["bare"]["wall"] for s in used]
         out["gpuvet_minus_other_pct"] = _r(median_ci(d))
+    return out
+
+
+def _parts(sets: list[dict[str, Any]], arm: str) -> dict[str, Any]:
+    """What the wall overhead of ``arm`` is made of, per set against its bare run (the job's own time stamps, its
+    first and last statement): ``start`` (ms: the wrapper's start-up before the job's, e.g. gpuvet's interpreter, its
+    imports and the spawn), ``during`` (the job's own run, longer or shorter: the sink's cost to the job's writes, a
+    full pipe, CPU contention), ``end`` (ms: from the job's last statement to the wrapper's exit), each also in % of the
+    bare run's wall; the three add up to the wall overhead of the set."""
+    xs = [s for s in sets if "start" in s[arm] and "start" in s["bare"]]
+    if not xs:
+        return {}
+    out: dict[str, Any] = {"n": len(xs)}
+    for part in ("start", "span", "end"):
+        key = "during" if part == "span" else part
+        out[key + "_ms"] = _r(median_ci([1000 * (s[arm][part] - s["bare"][part]) for s in xs]))
+        out[key + "_pct"] = _r(median_ci([100 * (s[arm][part] - s["bare"][part]) / s["bare"]["wall"] for s in xs]))
+    out["bare_start_ms"] = round(1000 * _med([s["bare"]["start"] for s in xs]), 1)
+    out["bare_end_ms"] = round(1000 * _med([s["bare"]["end"] for s in xs]), 1)
     return out
 
 
@@ -409,7 +479,16 @@ def main() -> int:
     ap.add_argument("--cpus", default="auto", help="auto, none, or JOB:REST (CPU lists, e.g. 15:13,14)")
     ap.add_argument("--seed", type=int, default=7, help="of the random order of the arms in each set")
     ap.add_argument("--no-cat", action="store_true", help="no `| cat` arm in the /dev/null rows")
-    ap.add_argument("--cases", default="", help="comma-separated subset of throughput,log_stdout,log_stderr,startup")
+    ap.add_argument("--no-floor", action="store_true",
+                    help="no pipe-floor arm (the job into the cheapest pipe reader) in the /dev/null rows")
+    ap.add_argument("--long-lines", type=int, default=0,
+                    help="add the log_long row: a job of realistic length, this many block-buffered lines (10000000: "
+                         "~12 s a run on the H200, ~4 min for its 6 sets of 3 arms); 0: none")
+    ap.add_argument("--long-sinks", default="null", help="the log_long row's sinks: null, file or null,file")
+    ap.add_argument("--long-row-seconds", type=float, default=0.0,
+                    help="the log_long row stops adding sets after this long (at least %d sets)" % MIN_PAIRS)
+    ap.add_argument("--cases", default="",
+                    help="comma-separated subset of throughput,log_stdout,log_stderr,log_long,startup, run in that order")
     ap.add_argument("--compare", default="", metavar="SRC",
                     help="another checkout's src/ (e.g. main's): its `gpuvet run` is one more arm of every log set "
                          "and start-up repeat (an A/B under the same load)")
@@ -446,8 +525,13 @@ def main() -> int:
              "log_stdout": ([PY, "-c", LOGGER, str(a.lines), "stdout", cpu_file], False, ["null", "file"]),
              "log_stderr": ([PY, "-c", LOGGER, str(a.lines), "stderr", cpu_file], True, ["null", "file"]),
              "startup": (["true"], False, ["null"])}
-    if a.cases:
-        cases = {k: v for k, v in cases.items() if k in a.cases.split(",")}
+    if a.long_lines > 0:  # before the start-up row, after the short ones (a run cut short still has those)
+        cases = {k: v for k, v in cases.items() if k != "startup"}
+        cases["log_long"] = ([PY, "-c", LOGGER, str(a.long_lines), "stdout", cpu_file], False,
+                             [x for x in a.long_sinks.split(",") if x in ("null", "file")] or ["null"])
+        cases["startup"] = (["true"], False, ["null"])
+    if a.cases:  # in the order given (e.g. the long row first, where a time limit may cut a run short)
+        cases = {k: cases[k] for k in a.cases.split(",") if k in cases}
     machine = {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
                "processor": platform.processor() or platform.machine(), "load_avg_before": load_before,
                "pinning": pin.why}
@@ -469,7 +553,9 @@ def main() -> int:
         doc = {"machine": machine, "params": {"mb": a.mb, "lines": a.lines, "repeat": a.repeat, "quick": a.quick,
                                               "pairs": a.pairs, "row_seconds": a.row_seconds,
                                               "stderr_row_seconds": a.stderr_row_seconds, "seed": a.seed,
-                                              "compare": a.compare, "cases": a.cases, "cpus": a.cpus},
+                                              "compare": a.compare, "cases": a.cases, "cpus": a.cpus,
+                                              "long_lines": a.long_lines, "long_sinks": a.long_sinks,
+                                              "long_row_seconds": a.long_row_seconds},
                "seconds": round(time.perf_counter() - t_all, 1), "results": res, "note": a.note, "complete": final,
                "goal": {"throughput_mb_s": 100, "log_heavy_overhead_pct": GOAL_PCT}}
         os.makedirs(a.out, exist_ok=True)
@@ -496,13 +582,19 @@ def main() -> int:
                 for sink in sinks:
                     path = os.devnull if sink == "null" else sink_file
                     arms = {"bare": job, "gpuvet": gpuvet + job}
-                    envs = {"bare": e, "gpuvet": e, "cat": e, "other": oe}
-                    if sink == "null" and not a.no_cat:
+                    envs = {"bare": e, "gpuvet": e, "cat": e, "other": oe, "floor": dict(e, FLOOR=FLOOR)}
+                    if sink == "null" and not a.no_cat and name != "log_long":
                         arms["cat"] = ["sh", "-c", '"$@" %s| cat > /dev/null' % ("2>&1 " if both else ""), "sh", *job]
+                    if sink == "null" and not a.no_floor:
+                        # the job in a session (a scheduler group) of its own, as under `gpuvet run`, the reader in the arm's
+                        arms["floor"] = ["sh", "-c", '%s"$@" %s| "$0" -S -c "$FLOOR"' % (SETSID, "2>&1 " if both else ""),
+                                         PY, *job]
                     if a.compare:
                         arms["other"] = gpuvet + job
-                    secs = a.stderr_row_seconds if name == "log_stderr" else a.row_seconds
-                    row = _pairs(arms, envs, both, path, cpu_file, pin, rng, a.pairs, secs, spins)
+                    secs = {"log_stderr": a.stderr_row_seconds, "log_long": a.long_row_seconds}.get(name, a.row_seconds)
+                    # the long row's two counting runs above were its warm-up
+                    row = _pairs(arms, envs, both, path, cpu_file, pin, rng, a.pairs, secs, spins,
+                                 warm_up=name != "log_long" or sink != sinks[0])
                     row["sink"] = sink
                     s = _summarise(row, list(arms))
                     s["raw"] = [{k: ({kk: round(vv, 4) for kk, vv in v.items()} if isinstance(v, dict) else
@@ -516,8 +608,11 @@ def main() -> int:
                           f"({s['mixed']} mixed, {s['slow']} slow) in {s['seconds']} s; bare {s['bare_median_s']:.3f}s; "
                           f"gpuvet wall {_fmt_ci(g['wall_overhead_pct'])} -> {g['verdict']}; tree CPU "
                           f"{_fmt_ci(g['cpu_overhead_pct'])}; job CPU {s['bare_job_cpu_s']:.3f} / {g['job_cpu_s']:.3f} s"
-                          + "".join(f"; {arm} wall {_fmt_ci(s[arm]['wall_overhead_pct'])}" for arm in ("cat", "other")
-                                    if arm in s), flush=True)
+                          + "".join(f"; {arm} wall {_fmt_ci(s[arm]['wall_overhead_pct'])}" for arm in ("cat", "floor", "other")
+                                    if arm in s)
+                          + "".join(f"; {arm}: start {_fmt_ci(s[arm]['parts'].get('start_ms'), ' ms')}, during "
+                                    f"{_fmt_ci(s[arm]['parts'].get('during_pct'))}, end {_fmt_ci(s[arm]['parts'].get('end_ms'), ' ms')}"
+                                    for arm in ("gpuvet", "floor") if s.get(arm, {}).get("parts")), flush=True)
                 r["gpuvet_own_cpu_s"] = r[sinks[0]]["gpuvet"]["own_cpu_s"]
                 r["gpuvet_cpu_s_per_100mb"] = round(r["gpuvet_own_cpu_s"] / (nbytes / 1e6) * 100, 3) if nbytes else None
             else:
@@ -596,10 +691,13 @@ def markdown(doc: dict) -> str:
     m, res, p = doc["machine"], doc["results"], doc["params"]
     other = bool(p.get("compare"))
     rows = []
-    for name, what in (("log_stdout", "stdout, block-buffered"), ("log_stderr", "stderr, one write per line")):
+    parts_rows = []
+    for name, what in (("log_stdout", "stdout, block-buffered"), ("log_stderr", "stderr, one write per line"),
+                       ("log_long", "stdout, block-buffered, **realistic length**")):
         if name not in res:
             continue
         r = res[name]
+        n_lines = p.get("long_lines") if name == "log_long" else p["lines"]
         for sink, label in (("null", "/dev/null"), ("file", "a file")):
             s = r.get(sink)
             if not s:
@@ -610,6 +708,10 @@ def markdown(doc: dict) -> str:
                 c = s["cat"]
                 extra.append(f"`\\| cat`: wall {_fmt_ci(c['wall_overhead_pct'])}, speed-free {_fmt_ci(c.get('speed_free'))}, "
                              f"the job's extra CPU {_fmt_ci(c.get('job_cpu_ratio_pct'))}")
+            if "floor" in s:
+                f = s["floor"]
+                extra.append(f"pipe floor: wall {_fmt_ci(f['wall_overhead_pct'])}, speed-free {_fmt_ci(f.get('speed_free'))}, "
+                             f"the job's extra CPU {_fmt_ci(f.get('job_cpu_ratio_pct'))}")
             if "other" in s:
                 o = s["other"]
                 extra.append(f"other tree: wall {_fmt_ci(o['wall_overhead_pct'])}, speed-free {_fmt_ci(o.get('speed_free'))} "
@@ -618,12 +720,21 @@ def markdown(doc: dict) -> str:
             sf = g.get("speed_free", {})
             sf_txt = (f"**{_fmt_ci(sf)}** ({sf['verdict']})" if sf.get("median") is not None else sf.get("verdict", ""))
             rows.append(
-                f"| {p['lines']:,} lines ({r['bytes'] / 1e6:.0f} MB), {what} | {label} | {s['used']} of {s['sets']} "
+                f"| {n_lines:,} lines ({r['bytes'] / 1e6:.0f} MB), {what} | {label} | {s['used']} of {s['sets']} "
                 f"({s['mixed']} mixed, {s['slow']} slow{'' if s.get('basis', 'sets not mixed') == 'sets not mixed' else '; mixed kept: too few others'}) | "
                 f"{s['bare_median_s']} s | {g['median_s']} s | "
                 f"{_fmt_ci(g['wall_overhead_pct'])} ({g['verdict']}) | {sf_txt} | {_fmt_ci(g.get('beyond_job_pct'))} | "
                 f"{_fmt_ci(g.get('job_cpu_ratio_pct'))} | {_fmt_ci(g['cpu_overhead_pct'])} | "
                 f"{s['bare_job_cpu_s']} / {g['job_cpu_s']} s | {g['own_cpu_s']} s | {'; '.join(extra)} |")
+            for arm, arm_label in (("gpuvet", "`gpuvet run`"), ("floor", "pipe floor"), ("cat", "`\\| cat`")):
+                pt = s.get(arm, {}).get("parts")
+                if not pt:
+                    continue
+                parts_rows.append(
+                    f"| {n_lines:,} lines, {what} | {label} | {arm_label} | {_fmt_ci(s[arm]['wall_overhead_pct'])} | "
+                    f"{_fmt_ci(pt['start_ms'], ' ms')} ({_fmt_ci(pt['start_pct'])}) | {_fmt_ci(pt['during_pct'])} | "
+                    f"{_fmt_ci(pt['end_ms'], ' ms')} ({_fmt_ci(pt['end_pct'])}) | {_fmt_ci(s[arm].get('job_cpu_ratio_pct'))} | "
+                    f"{pt['bare_start_ms']} / {pt['bare_end_ms']} ms |")
     head = ("| case | sink (bare and wrapped alike) | sets used (of run) | bare, median | `gpuvet run`, median | "
             "wall overhead per set: median [95% interval] (verdict) | **speed-free overhead** (verdict, < 10%) | "
             "wall beyond the job's CPU, per set | the job's extra CPU, per set | tree CPU overhead per set | job's CPU "
@@ -643,6 +754,15 @@ def markdown(doc: dict) -> str:
                      f"({t['gpuvet_cpu_s_per_100mb']} s / 100 MB); medians of {t['repeats']}.\n")
     if rows:
         lines.append(head + "\n".join(rows) + "\n")
+    if parts_rows:
+        lines.append(
+            "What the wall overhead is made of, per set against its bare run, from the job's own time stamps (its first "
+            "and last statement): *start*, the launch to the job's first statement beyond the bare job's (the wrapper's "
+            "start-up: its interpreter, its imports, the spawn); *during*, the job's own run beyond the bare job's (what "
+            "the sink costs its writes, a full pipe, contention), in % of the bare wall; *end*, the job's last statement to "
+            "the wrapper's exit beyond the bare job's. The three add up to the set's wall overhead; medians [95%].\n\n"
+            "| case | sink | arm | wall overhead | start, ms (% of bare wall) | during, % of bare wall | end, ms (%) | "
+            "the job's extra CPU (sys/user) | bare job: start / end |\n|" + "---|" * 9 + "\n" + "\n".join(parts_rows) + "\n")
     if "startup" in res:
         st = res["startup"]
         js, it = st.get("job_start_ms", {}), st.get("interpreter_ms", {})
@@ -663,7 +783,9 @@ def markdown(doc: dict) -> str:
         "during it): mixed sets are left out of the numbers and counted (unless fewer "
         f"than {MIN_PAIRS} others are left: then every set counts, and the row says so); *slow* "
         "sets ran wholly in the slow mode (kept: both arms alike). Verdict: met when the interval's upper end is under "
-        "10%, not met when its lower end is over 10%, otherwise cannot tell. *Speed-free*: the machine's speed scales a "
+        "10%, not met when its lower end is over 10%, otherwise cannot tell. *Pipe floor*: the same job into the "
+        "cheapest pipe reader (it reads as gpuvet's pump does and keeps nothing; the job in a session of its own): what any "
+        "capture of the output costs the job. *Speed-free*: the machine's speed scales a "
         "run's wall and its job's CPU alike, so the wall beyond the job's CPU ((wall / job CPU) wrapped against bare, per "
         "set, every set) holds still where the plain wall ratio swings; into a file the job makes the bare job's own "
         "system calls, so that is the overhead; into /dev/null the job writes into a pipe instead, so its extra CPU "

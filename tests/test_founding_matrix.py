@@ -78,6 +78,10 @@ SYSTEM = {
                            f"\tlibamdhip64.so.{s.split('.')[0]} (libc6,x86-64) => /opt/rocm-{s}/lib/libamdhip64.so.{s.split('.')[0]}"],
     "compose": lambda s: ["services:", "  train:", f"    image: rocm/dev-ubuntu-22.04:{s}",
                           "    devices: [/dev/kfd, /dev/dri]"],
+    "docker-images": lambda s: ["$ docker images", "REPOSITORY          TAG       IMAGE ID       CREATED       SIZE",
+                                f"rocm/dev-ubuntu-22.04   {s}   0c8a5d3f0e2b   2 weeks ago   4.1GB"],
+    "dockerfile-arg": lambda s: [f"ARG ROCM_VERSION={s}", "FROM ubuntu:22.04",
+                                 "RUN apt-get update && apt-get install -y wget"],
 }
 
 
@@ -110,6 +114,14 @@ FRAMEWORK = {
     "wheel-download": lambda tv, tag, hip: [
         f"Downloading {_index(tv, tag)}/torch-{tv.replace('+', '%2B')}-cp310-cp310-linux_x86_64.whl (1873.2 MB)"],
     "prose-version": lambda tv, tag, hip: [f"torch version {tv}, training with diffusers."],
+    "repl": lambda tv, tag, hip: [">>> import torch", ">>> torch.__version__", f"'{tv}'"],
+    "comfyui-log": lambda tv, tag, hip: [
+        "Total VRAM 65520 MB, total RAM 257588 MB", "AMD arch: gfx90a",
+        f"ROCm version: ({tag.split('.')[0]}, {tag.split('.')[1]})", "Set vram state to: NORMAL_VRAM"],
+    "uv-lock": lambda tv, tag, hip: [
+        "[[package]]", 'name = "torch"', f'version = "{tv}"', f'source = {{ registry = "{_index(tv, tag)}" }}'],
+    "prose-build": lambda tv, tag, hip: [
+        f"Installed the PyTorch {'nightly' if _nightly(tv) else 'build'} for ROCm {tag} in a venv."],
     "config-show": lambda tv, tag, hip: [
         '$ python -c "import torch; print(torch.__config__.show())"', "PyTorch built with:", "  - GCC 9.3",
         "  - C++ Version: 201703", "  - OpenMP 201511 (a.k.a. OpenMP 4.5)", f"  - HIP Runtime {hip}",
@@ -235,6 +247,8 @@ def test_a_newer_system_is_named_so_and_not_told_to_upgrade():
     "I have ROCm 6.0.2 installed.\nROCm version: 5.7.1\n",  # two releases stated: neither is the system's
     "PyTorch built with:\n  - GCC 9.3\n  - ROCm 6.2.0\n",  # the build's own list
     "If you have ROCm 6.0 installed, use the rocm6.0 index.\n",
+    "ROCm version: (6, 2)\n",  # ComfyUI's print of torch.version.hip: the build's
+    "# ARG ROCM_VERSION=6.0\n",
 ])
 def test_prose_in_another_role_is_no_system_fact(text):
     rows = parse_prose(text, "t")
@@ -256,6 +270,11 @@ def test_prose_in_another_role_is_no_system_fact(text):
     " - torch==2.1.2+rocm5.6\n",  # uv's removed package
     "torch 2.1.2+rocm5.6 works, 2.3.0+rocm5.7 crashes\n",
     "upgrading torch 2.1.2+rocm5.6 to 2.3.0+rocm5.7 fixed it\n",
+    "Is there a PyTorch build for ROCm 6.1?\n",
+    "PyTorch 2.4 with ROCm 6.1 fails to install\n",
+    "tensorflow-rocm built for ROCm 5.7 is installed\n",
+    "I run ROCm 6.0.2 and want the PyTorch nightly for ROCm 6.1.\n",
+    "ROCm version: (6, -1)\n",  # ComfyUI could not read torch.version.hip
 ])
 def test_commands_and_prose_in_another_role_are_no_build_fact(text):
     rows = parse_prose(text, "t")
@@ -309,3 +328,80 @@ def test_prose_facts_reach_diagnose_with_the_lead_forms():
         assert diags[0]["cause"] == "runtime-mismatch" and "RTM021" in diags[0]["checks"], diags[0]
         doc = run_cli(["check", "--from", "-", "--format", "json"], stdin=text).json()
         assert "RTM021" in {f["code"] for f in doc["findings"] if f["outcome"] == "failed"}
+
+
+# ---- the team's CI gate (issue 9): rocminfo's "Runtime Version 1.1" is the HSA API version, not the ROCm release.
+# New shapes: the same commands in a CI runner's log, every line stamped (GitHub Actions' "2024-02-20T10:01:02.1234567Z ",
+# Jenkins' timestamper "[2024-02-20T10:01:02.123Z] "), and the gate told beside prose versions.
+CI_GATE = [
+    '$ python -c "import torch; print(torch.__version__, torch.version.hip)"',
+    "{torch} {hip}",
+    "$ hipcc --version",
+    "HIP version: 5.6.31062",
+    "AMD clang version 16.0.0 (https://github.com/RadeonOpenCompute/llvm-project roc-5.6.1 23332 "
+    "4f9bb99d78a4d8d9770be38b91ebd004ea4d2a3a)",
+    "InstalledDir: /opt/rocm-5.6.1/llvm/bin",
+    '$ rocminfo | grep "Runtime Version"',
+    "Runtime Version:         1.1",
+    "ERROR: HIP version check failed: runtime 1.1 != hipcc 5.6",
+    "Error: Process completed with exit code 1.",
+]
+SKEW = ("2.3.0.dev20240215+rocm5.7", "5.7.31921-d1770ee1b")
+AGREE = ("2.1.2+rocm5.6", "5.6.31061-8c743ae5d")
+
+
+def _ci_log(torch_hip: tuple[str, str], stamp: str) -> str:
+    lines = [ln.format(torch=torch_hip[0], hip=torch_hip[1]) for ln in CI_GATE]
+    if stamp == "github":
+        lines = [f"2024-02-20T10:01:{i:02d}.{1234567 + i}Z {ln}" for i, ln in enumerate(lines)]
+    elif stamp == "jenkins":
+        lines = [f"[2024-02-20T10:01:{i:02d}.{123 + i}Z] {ln}" for i, ln in enumerate(lines)]
+    return "\n".join(lines) + "\n"
+
+
+def _rtm(text: str) -> dict:
+    doc = run_cli(["check", "--from", "-", "--format", "json"], stdin=text).json()
+    return {f["code"]: f["outcome"] for f in doc["findings"] if f["code"] in ("RTM021", "RTM028")}
+
+
+@pytest.mark.parametrize("stamp", ["github", "jenkins"])
+def test_ci_gate_in_a_runner_log_explains_itself_and_the_real_skew_comes_first(stamp):
+    text = _ci_log(SKEW, stamp)
+    assert _rtm(text) == {"RTM021": "failed", "RTM028": "failed"}
+    doc = run_cli(["diagnose", "--format", "json", "-"], stdin=text).json()
+    top = doc["diagnoses"][0]
+    assert top["cause"] == "runtime-mismatch" and "RTM021" in top["checks"], doc["diagnoses"]
+    assert any(n["code"] == "RTM028" for n in doc["notes"]), doc["notes"]  # the gate compares unlike numbers
+
+
+@pytest.mark.parametrize("stamp", ["github", "jenkins", "none"])
+def test_ci_gate_on_a_consistent_stack_blames_the_gate_not_the_stack(stamp):
+    text = _ci_log(AGREE, stamp)
+    assert _rtm(text) == {"RTM021": "passed", "RTM028": "failed"}
+    r = run_cli(["diagnose", "--format", "json", "-"], stdin=text)
+    doc = r.json()
+    assert r.code == 0 and doc["diagnoses"] == [], doc["diagnoses"]
+    assert [s["signature"] for s in doc["user_code_signals"]] == ["LOG380"]
+    assert any(n["code"] == "RTM028" for n in doc["notes"])
+
+
+@pytest.mark.parametrize("torch_line,skew", [("torch 2.3.0.dev20240215+rocm5.7", True), ("torch 2.1.2+rocm5.6", False)])
+def test_ci_gate_told_in_prose(torch_line, skew):
+    text = (f"Our CI gate fails on every run. ROCm 5.6.1 installed, {torch_line}.\n"
+            '$ rocminfo | grep "Runtime Version"\nRuntime Version:         1.1\n'
+            "ERROR: ROCm version check failed: rocminfo Runtime Version 1.1 vs ROCm 5.6.1\n")
+    assert _rtm(text) == {"RTM021": "failed" if skew else "passed", "RTM028": "failed"}
+    diags = run_cli(["diagnose", "--format", "json", "-"], stdin=text).json()["diagnoses"]
+    if skew:
+        assert diags[0]["cause"] == "runtime-mismatch", diags
+    else:
+        assert not diags, diags
+
+
+def test_a_stamped_line_in_prose_is_not_a_runner_log():
+    from gpuvet.probes.pasted import clean
+
+    text = "2024-02-20T10:01:02Z the job failed\nRuntime Version:         1.1\nmore words\nand more\n"
+    assert clean(text) == text
+    gh = "2024-02-20T10:01:02.1234567Z HIP version: 5.6.31062\n2024-02-20T10:01:03.1234567Z done\n"
+    assert clean(gh) == "HIP version: 5.6.31062\ndone\n"

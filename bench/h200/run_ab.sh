@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # One H200 measurement of `gpuvet run` (issue 7), A/B: this tree against BASE (the code before the change, another
-# checkout's src/), under the same load.  Run from this tree's root on the device machine, with main's wheels in
-# ../.whl (device tool: carry [".whl", ".dev-<you>", ".dev-<you>base"]):
+# checkout's src/), under the same load; without BASE, this tree alone.  Run from this tree's root on the device
+# machine, with the dependencies' wheels in $WHL (default ../.whl; device tool: carry [".whl", ".dev-<you>",
+# ".dev-<you>base"]):
 #   NAME=<you> bash bench/h200/run_ab.sh ../.dev-<you>base/src
+#   NAME=<you> WHL=../.whl-<you> BENCH="... --long-lines 8000000" bash bench/h200/run_ab.sh     # no A/B (day 7, r13)
 # (day 4 ran it as run_ab.sh, day 5 as its copy run_r11.sh; both are this script now, with parameters.)
 # Writes $OUT/$NAME: summary.txt, machine.txt and one file per step.  STEPS picks the steps (default all but the
 # slow diagnostics "contention pipes gil"):
 #   bench      bench/run_passthrough.py $BENCH --compare BASE (the other tree as one more arm of every set)
 #   failure    a job failing after $LINES log lines, into /dev/null and into a file: the job's end to gpuvet's exit
-#   tests      tests/test_run*.py under this machine's Python
+#   tests      tests/test_run*.py under this machine's Python ($TESTS: other pytest arguments)
 #   startup    the interpreter's own start-up (python -c pass / -S / -I) and what site imports
 #   venv       the README's install path: gpuvet's wheel ($WHEEL, e.g. built by `pip wheel --no-deps .`) alone in a
 #              fresh venv; when the job starts under its `gpuvet` console script, against this tree's `python3 -m gpuvet`
@@ -17,8 +19,9 @@
 # Every step has a time-out; the default steps stay under 4 minutes.  For a dry run elsewhere:
 #   NO_WHL=1 LINES=20000 BENCH="--mb 8 --lines 20000 --pairs 6 --row-seconds 0" bash bench/h200/run_ab.sh BASE_SRC
 set -u
-BASE=${1:?usage: [NAME=x] [STEPS="..."] bash run_ab.sh BASE_SRC}
-BASE=$(cd "$BASE" && pwd)
+BASE=${1:-}
+[ -z "$BASE" ] || BASE=$(cd "$BASE" && pwd) || exit 1
+WHL=${WHL:-../.whl}
 NAME=${NAME:-ab}
 LINES=${LINES:-1000000}
 BENCH=${BENCH:---quick}
@@ -31,14 +34,14 @@ since() { awk "BEGIN{printf \"%.1f\", $(t) - $1}"; }
 want() { case "$STEPS" in *" $1 "*) return 0;; esac; return 1; }
 S=$D/summary.txt
 t0=$(t)
-[ -n "${NO_WHL:-}" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site ../.whl/*.whl > $D/pip.txt 2>&1 || exit 1
+[ -n "${NO_WHL:-}" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site $WHL/*.whl > $D/pip.txt 2>&1 || exit 1
 export PYTHONPATH=/tmp/site
 { date -u; nproc; python3 --version; uptime; echo "pipe-max-size $(cat /proc/sys/fs/pipe-max-size) uid $(id -u)"
   lscpu | grep -E "^(Model name|Thread|Core|Socket|NUMA node\(s\))"; echo "wheels $(since $t0)s"; } > $D/machine.txt 2>&1
 cat $D/machine.txt > $S
 if want bench; then
-  t0=$(t); timeout $BENCH_TIMEOUT python3 bench/run_passthrough.py $BENCH --name h200-$NAME --out $D --compare "$BASE" \
-    --note "idle H200, A/B: $NAME against $BASE" > $D/bench.txt 2>&1
+  t0=$(t); timeout $BENCH_TIMEOUT python3 bench/run_passthrough.py $BENCH --name h200-$NAME --out $D ${BASE:+--compare "$BASE"} \
+    --note "idle H200, ${BASE:+A/B: $NAME against $BASE}${BASE:-$NAME, no A/B}" > $D/bench.txt 2>&1
   echo "bench rc=$? wall=$(since $t0)s" >> $S; cat $D/run_passthrough-h200-$NAME.md >> $S 2>/dev/null
 fi
 if want failure; then
@@ -55,7 +58,7 @@ open("/tmp/failjob.end", "w").write(str(time.time()))
 sys.exit(1)
 EOF
   t0=$(t)
-  for src in "$BASE" "$PWD/src"; do for sink in /dev/null /tmp/failsink.log; do
+  for src in $BASE "$PWD/src"; do for sink in /dev/null /tmp/failsink.log; do
     rm -rf /tmp/fb; s=$(t)
     PYTHONPATH=$src:/tmp/site timeout 30 python3 -m gpuvet run --no-here --bundle /tmp/fb -- python3 /tmp/failjob.py $LINES > $sink 2>/tmp/fb.err
     rc=$?; e=$(t)
@@ -64,8 +67,8 @@ EOF
   echo "failure path wall=$(since $t0)s" >> $S; cat $D/failure.txt >> $S
 fi
 if want tests; then
-  t0=$(t); PYTHONPATH=/tmp/site:$PWD/src timeout 60 python3 -m pytest -q -p no:cacheprovider tests/test_run_start.py \
-    tests/test_run_fast.py tests/test_run_cmd.py tests/test_run_robust.py tests/test_run_pipe.py tests/test_run_file.py > $D/pytest-run.txt 2>&1
+  t0=$(t); PYTHONPATH=/tmp/site:$PWD/src timeout ${TESTS_TIMEOUT:-60} python3 -m pytest -q -p no:cacheprovider ${TESTS:-tests/test_run_start.py \
+    tests/test_run_fast.py tests/test_run_cmd.py tests/test_run_robust.py tests/test_run_pipe.py tests/test_run_file.py} > $D/pytest-run.txt 2>&1
   echo "pytest run tests rc=$? wall=$(since $t0)s: $(tail -1 $D/pytest-run.txt)" >> $S
 fi
 if want startup; then

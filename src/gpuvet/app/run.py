@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 from collections import deque
+from itertools import islice
 
 # The pass-through path imports only these few standard modules (not even typing, json or re), so that
 # `gpuvet run` starts the job fast; the names below are for the type checker only.
@@ -128,6 +129,7 @@ COALESCE_S = 0.004
 FOLLOW_MS = 50  # a followed file (the job writes straight into gpuvet's own file) is read back this often
 FOLLOW_ROUND = 16 * 1024 * 1024  # at most this much of one file per round, so the pipes and grep are served too
 FEED_MIN = 256 * 1024  # omitted output is handed to grep in writes of at least this much
+WRITEV_BLOCKS = 64  # queued blocks per writev to grep (IOV_MAX is 1024)
 PREFILTER_SWITCH_S = 0.0005  # the GIL switch interval while the prefilter's patterns load (see _Pump._evict)
 
 
@@ -192,6 +194,7 @@ class MiddleScan:
         self.closing = False
         self.in_open = True
         self.out_open = True
+        self.group_niced = False  # its scheduler group was made nicer while the job runs (_lower_priority)
         try:
             self.proc = _spawn(system, [grep, "-a", "-n", "-E", "-f", self.pfile], None, {"LC_ALL": "C"},
                                stdin_pipe=True)
@@ -217,8 +220,8 @@ class MiddleScan:
                 self._flush_small()
 
     def _flush_small(self) -> None:
-        if self._small:
-            self._q.append(self._small[0] if len(self._small) == 1 else b"".join(self._small))
+        if self._small:  # as they are: one writev hands them to grep, no join (a copy of every byte of the middle)
+            self._q.extend(self._small)
             self._small, self._small_bytes = [], 0
 
     @property
@@ -226,23 +229,33 @@ class MiddleScan:
         return self.in_open and bool(self._q)
 
     def on_writable(self) -> None:
-        """Write what grep's pipe takes now; close its stdin once everything (and the sentinel) is in."""
-        while self._q:
-            blk = self._q[0]
+        """Write what grep's pipe takes now (the queued blocks, several in one writev); close its stdin once
+        everything (and the sentinel) is in."""
+        q = self._q
+        while q:
+            bufs: list[bytes | memoryview] = [memoryview(q[0])[self._off:]]
+            bufs += islice(q, 1, WRITEV_BLOCKS)
+            want = sum(len(b) for b in bufs)
             try:
-                n = os.write(self.in_fd, memoryview(blk)[self._off:])
+                n = os.writev(self.in_fd, bufs)
             except BlockingIOError:
                 return
             except OSError:  # grep died: what is queued is lost, the numbering with it (counted at the end)
-                self._q.clear()
+                q.clear()
                 self._queued = 0
+                self._off = 0
                 break
-            self._off += n
-            if self._off < len(blk):
+            left = n
+            while left:
+                rest = len(q[0]) - self._off
+                if left < rest:
+                    self._off += left
+                    break
+                left -= rest
+                self._queued -= len(q.popleft())
+                self._off = 0
+            if n < want:  # grep's pipe is full
                 return
-            self._q.popleft()
-            self._queued -= len(blk)
-            self._off = 0
         if self.closing:
             self._close_in()
 
@@ -317,6 +330,12 @@ class MiddleScan:
             if r:
                 self.on_readable()
         self.stop()
+
+    def job_ended(self) -> None:
+        """The job's output has ended: grep's group back to the nice value it started with (once)."""
+        if self.group_niced:
+            self.group_niced = False
+            _restore_group(self.proc.pid)
 
     def stop(self) -> None:
         self._close_in()
@@ -648,7 +667,12 @@ class _Pump:
         self.follows = list(follows)  # files the job writes straight into: read back from their ``pos``
         self.pgid = pgid  # the job's process group: whether one of them still writes into a followed file
         self.job_ended = threading.Event()
-        self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK) if self.follows else (-1, -1)
+        # the job's end wakes the loop: a followed file is then read to its end, and a gathering pause (COALESCE_S)
+        # under way ends at once (the job's last output goes out, and gpuvet exits, without waiting it out)
+        try:
+            self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:  # out of descriptors: a followed file is then read every FOLLOW_MS, the pause is a sleep
+            self._wake_r = self._wake_w = -1
         self.cap = cap
         self.middle = middle
         self.scan: MiddleScan | None = None
@@ -670,6 +694,7 @@ class _Pump:
         self.middle_unneeded.set()
         scan = self.scan
         if scan is not None and self.streams_done.is_set():
+            scan.job_ended()  # (its exit needs the CPU: not at the nicer group's pace)
             _killpg(scan.proc.pid, signal.SIGKILL)  # wakes a drain already under way
 
     def start(self) -> None:
@@ -748,7 +773,7 @@ class _Pump:
                 try:
                     scan = factory()
                     if scan is not None:
-                        _lower_priority(scan.proc.pid)
+                        scan.group_niced = _lower_priority(scan.proc.pid)
                     self._started.append(scan)
                 except Exception:  # noqa: BLE001 - without it the middle lines are not kept; the run goes on
                     self._started.append(None)
@@ -781,17 +806,23 @@ class _Pump:
         import select
 
         cap, streams = self.cap, self.streams
-        # one read buffer for the whole run: os.read(fd, 1 MiB) would map (and fault in, and unmap) a fresh
-        # 1 MiB for every read; a block is copied out of it at its real size instead
+        # a read takes what the pipe holds (FIONREAD), into a block of that size, which is passed on and kept as it is:
+        # one copy of each byte (os.read(fd, 1 MiB) would map, fault in and unmap a fresh 1 MiB each time; a read into
+        # one reused buffer needs a second copy out of it).  The buffer serves where FIONREAD does not answer, and the
+        # followed files
         buf = bytearray(PIPE_SIZE)
         view = memoryview(buf)
+        available = _pipe_counter()
         poller = select.poll()
         for fd in streams:
             _grow_pipe(fd)
             poller.register(fd, select.POLLIN)
         follows = list(self.follows)
-        if follows:
+        if follows and self._wake_r >= 0:
             poller.register(self._wake_r, select.POLLIN)
+        nap = select.poll()  # the gathering pause: COALESCE_S, or until the job's end (end_of_job)
+        if self._wake_r >= 0:
+            nap.register(self._wake_r, select.POLLIN)
         scan_in = scan_out = behind = False
         try:
             while streams or follows:
@@ -823,7 +854,13 @@ class _Pump:
                     sink = streams.get(fd)
                     if sink is not None:
                         try:
-                            n = os.readv(fd, (buf,))
+                            avail = available(fd) if available is not None else -1
+                            if avail > 0:
+                                chunk = os.read(fd, min(avail, MAX_READ))
+                                n = len(chunk)
+                            else:  # the end of the output (or no FIONREAD here)
+                                n = os.readv(fd, (buf,))
+                                chunk = view[:n].tobytes()
                         except BlockingIOError:  # pragma: no cover - a spurious wake-up
                             continue
                         except OSError:
@@ -832,7 +869,6 @@ class _Pump:
                             poller.unregister(fd)
                             del streams[fd]
                             continue
-                        chunk = view[:n].tobytes()
                         sink.write(chunk)
                         got += len(chunk)
                         with cap.lock:
@@ -860,10 +896,13 @@ class _Pump:
                         for f in follows:
                             self._follow(f, buf, view)
                         follows = []
-                if 0 < got < COALESCE_BYTES and COALESCE_S > 0:
+                if 0 < got < COALESCE_BYTES and COALESCE_S > 0 and not self.job_ended.is_set():
                     # a child writing line by line (stderr, `print(flush=True)`, `python -u`) would wake us
                     # for every line: let a little gather in the (1 MiB) pipe first; at most ~4 ms later
-                    time.sleep(COALESCE_S)
+                    if self._wake_r >= 0:
+                        nap.poll(COALESCE_S * 1000)
+                    else:
+                        time.sleep(COALESCE_S)
         finally:
             self.streams_done.set()
             for f in self.follows:
@@ -877,6 +916,7 @@ class _Pump:
                 if self.scan is None and self._started:
                     self._adopt()
             if self.scan is not None:
+                self.scan.job_ended()
                 if self.middle_unneeded.is_set():
                     self.scan.stop()
                 else:
@@ -889,17 +929,70 @@ class _Pump:
             self.done.set()
 
 
+MAX_READ = 4 * PIPE_SIZE  # the most one read takes (a pipe grown past PIPE_SIZE by someone else)
+
+
+def _pipe_counter() -> Callable[[int], int] | None:
+    """A function that says how many bytes a pipe holds (-1: it cannot tell), from the FIONREAD ioctl (Linux, the
+    BSDs, macOS); None without it."""
+    try:
+        import fcntl
+        import termios
+
+        req = int(termios.FIONREAD)
+    except (ImportError, AttributeError):  # pragma: no cover - every POSIX CPython has them
+        return None
+    ioctl, zero, order = fcntl.ioctl, b"\0\0\0\0", sys.byteorder
+
+    def available(fd: int) -> int:
+        try:
+            return int.from_bytes(ioctl(fd, req, zero), order, signed=True)
+        except OSError:
+            return -1
+
+    return available
+
+
 GREP_NICE = 10  # the middle's grep runs this much nicer than gpuvet: on a busy machine it yields to the job
 
 
-def _lower_priority(pid: int) -> None:
+def _lower_priority(pid: int) -> bool:
     """The prefilter of the running job's middle is gpuvet's bulk CPU (~0.2 s per 60 MB): on a machine whose cores
     are all busy (data loaders, other jobs) it waits for the job rather than competing with it.  Should it fall
-    more than MIDDLE_QUEUE behind, the rest of the middle is only counted (``run.output_unscanned_bytes``)."""
+    more than MIDDLE_QUEUE behind, the rest of the middle is only counted (``run.output_unscanned_bytes``).
+
+    Its nice value alone did not do that where the scheduler groups tasks by session (autogroups: Linux's default
+    where the kernel has them, ``kernel.sched_autogroup_enabled``): a task's nice value only weighs against the
+    tasks of its own group, and grep leads a session of its own (a group of one), which got a full share of a busy
+    CPU against the job's group (on the 2-CPU VM, a job sharing one CPU with such a grep ran 33% longer; with its
+    group's nice value at 10, 5%).  So the group's nice value is set too (``/proc/PID/autogroup``), only where grep
+    leads its session: a group shared with anything else (the user's terminal session) is never touched.  True when
+    the group's value was set (:func:`_restore_group` undoes it once the job has ended)."""
     try:
-        os.setpriority(os.PRIO_PROCESS, pid, min(19, os.getpriority(os.PRIO_PROCESS, 0) + GREP_NICE))
+        nice = min(19, os.getpriority(os.PRIO_PROCESS, 0) + GREP_NICE)
+        os.setpriority(os.PRIO_PROCESS, pid, nice)
+        if os.getsid(pid) != pid:
+            return False
     except (OSError, AttributeError):
-        pass
+        return False
+    return _set_group_nice(pid, nice)
+
+
+def _set_group_nice(pid: int, nice: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/autogroup", "w") as fh:
+            fh.write(str(nice))
+        return True
+    except OSError:  # no autogroups in this kernel, not ours to change, or EAGAIN (the kernel takes one such change
+        return False  # from an unprivileged process per 100 ms, machine-wide): the task's nice value is all there is
+
+
+def _restore_group(pid: int) -> None:
+    """The job has ended: grep no longer competes with it, and what is left of its work is gpuvet's end (finishing
+    the middle for a diagnosis, or dying when killed: a killed process still needs the CPU to exit, which a nice-10
+    group on a busy CPU got ~100-200 ms late; the VM's successful runs ended that much later).  Its group's nice value
+    goes back to 0 (raising a value is allowed to anyone, lowering it back to 0 too)."""
+    _set_group_nice(pid, 0)
 
 
 def _child_stdin(stdin: Any) -> Any:

@@ -689,7 +689,10 @@ def gpu_target_missing_from_official_wheel(ctx: Context):
     KB has no arch list for (torch 1.x, a nightly), the CUDA release the build was made with bounds its targets:
     a GPU whose architecture came after that release (gpu_models ``min_cuda``: sm_89 needs CUDA 11.8) has no code
     of its own in it (a critical finding across architecture majors, a warning within one, where older cubins run
-    and only run-time compilation for the GPU fails).
+    and only run-time compilation for the GPU fails).  A version named without its wheel line ("torch 2.5.1" in a
+    pip list, "pytorch=1.4.0") fails only for an NVIDIA GPU that no CUDA line of the release carries; for a release
+    older than the KB's torch_releases, one that came after the newest CUDA any official binary of the release was
+    built with (torch_legacy_cuda).
 
     Why is this bad?
     A wheel without code for the GPU fails at the first kernel: "no kernel image is available for
@@ -700,7 +703,9 @@ def gpu_target_missing_from_official_wheel(ctx: Context):
 
     Example:
     torch 2.6.0+cu126 on a GeForce RTX 5090 (sm_120: the cu126 line stops at sm_90); torch 2.5.1+rocm6.2
-    on a Radeon RX 5700 XT (gfx1010 is not among gfx900/906/908/90a/942/1030/1100).
+    on a Radeon RX 5700 XT (gfx1010 is not among gfx900/906/908/90a/942/1030/1100); "torch 2.5.1" with no
+    line named on an RTX 5090 (no CUDA line of 2.5 carries sm_120); "torch==1.6.0" on an RTX 3090 (1.6 binaries
+    were built with CUDA 10.2 at most; sm_86 needs 11.1).
 
     Fix:
     Install a wheel line that carries the target (a newer CUDA variant such as cu128 for Blackwell, a
@@ -729,6 +734,13 @@ def gpu_target_missing_from_official_wheel(ctx: Context):
     kind = str(build.get("variant", "") or (variant.kind if variant else ""))
     if kind == "cpu" or (variant is not None and variant.kind == "cpu"):
         yield Skip("CPU-only build")
+        return
+    if variant is None and not kind and not build.get("cuda") and not build.get("hip"):
+        # the text names the version alone ("torch 2.5.1", a pip list line): whichever CUDA wheel line it is, a GPU
+        # that none of the release's CUDA lines carries code for cannot run it
+        judged = list(_judge_every_cuda_line(ctx, build, release))
+        yield from judged or [Unknown(f"torch {version} names no wheel line; every CUDA line of torch "
+                                      f"{release.version} that the KB records may carry the GPU")]
         return
     if variant is None:
         yield Unknown(f"the KB records no {kind or 'GPU'} wheel line of torch {release.version} matching {version}")
@@ -767,11 +779,63 @@ def gpu_target_missing_from_official_wheel(ctx: Context):
         yield Pass(f"{', '.join(ok)} run the torch {release.version} {variant.name} wheels")
 
 
+def _judge_every_cuda_line(ctx: Context, build: Row, release: q.TorchRelease) -> Iterable:
+    """A torch version named without its wheel line (no +cuNNN label, no CUDA version beside it): fails for an NVIDIA
+    GPU that no CUDA wheel line of the release carries code for (by the line's arch list, or, where the KB has none,
+    by the CUDA release it was built with: a GPU of the same major as that CUDA's newest architecture runs it).
+    Only NVIDIA GPUs are judged; a GPU some line carries says nothing of the installed line."""
+    lines = [v for v in release.variants if v.kind == "cuda"]
+    if not lines:
+        return
+    version = str(build.get("version", ""))
+    for g in ctx.facts.table("gpu_devices"):
+        if g.get("vendor") != "nvidia":
+            continue
+        arch = gpu_arch(g, ctx.kb)
+        if not arch or not arch.startswith("sm_"):
+            continue
+        label = g.get("name") or arch
+        if any(_line_runs(ctx.kb, arch, v) for v in lines):
+            continue
+        shown = "; ".join(f"{v.name}: {', '.join(v.arch)}" if v.arch else f"{v.name}: CUDA {v.version}" for v in lines)
+        better = _newer_line_for(ctx.kb, arch, "cuda")
+        yield Fail(f"{label} ({arch}) is in no CUDA wheel line of torch {release.version} (torch {version} was named "
+                   "without its line; none of them carries the GPU)",
+                   why=f"Every official CUDA build of torch {release.version} carries code for other architectures "
+                       f"only ({shown}): kernels fail on {arch} with 'no kernel image is available', or torch warns "
+                       f"that the GPU's capability is not compatible with the installation.",
+                   evidence=[ev(g, f"GPU {label}: {arch}"), ev(build, f"torch {version} (no wheel line named)"),
+                             ev(None, f"KB torch_releases {release.version}: {shown} ({lines[0].source})")],
+                   fixes=[fix(f"install torch {better[0].latest} {better[1].name}, which carries {arch}",
+                              _install_cmd(*better), safe=True)] if better else
+                         [fix(f"build torch from source with {arch} in the target list")])
+
+
+def _line_runs(kb: Any, arch: str, v: q.Variant) -> bool:
+    if v.arch is not None:
+        return q.runs_on(arch, v.arch, v.ptx)
+    newest = q.cuda_newest_arch(kb, v.version)
+    need = q.cuda_min_for_arch(kb, arch)
+    if newest is None or need is None:
+        return True  # not known: never a finding
+    first, built = q.minor_of(need[0]), q.minor_of(v.version)
+    if first is None or built is None or built >= first:
+        return True
+    return _cc(int(newest[3:].rstrip("af")))[0] == _cc(int(arch[3:].rstrip("af")))[0]
+
+
 def _judge_by_cuda_release(ctx: Context, build: Row, cuda: str = "") -> Iterable:
     """No arch list in the KB for this wheel line: the CUDA release it was built with bounds its targets.  A GPU
     whose architecture came after that release (gpu_models ``min_cuda``) has no code of its own in the build:
     across majors nothing runs (error); within the major, older cubins run but JIT compilation for the GPU (NVRTC:
-    jiterator, the TorchScript fuser) fails (warning)."""
+    jiterator, the TorchScript fuser) fails (warning).  A version named without its CUDA (a release older than the
+    KB's torch_releases) is bounded by the newest CUDA any official binary of that release was built with
+    (torch_legacy_cuda), and only across majors: some binary of it may be the line the GPU's major runs."""
+    legacy = False
+    if not cuda and not build.get("cuda") and not build.get("variant") and not build.get("hip"):
+        newest_binary = q.legacy_torch_cuda(ctx.kb, build.get("version"))
+        if newest_binary is not None:
+            cuda, legacy = newest_binary[0], True
     cuda = cuda or str(build.get("cuda") or "")
     if not cuda or str(build.get("variant") or "cuda") != "cuda":
         return
@@ -790,7 +854,23 @@ def _judge_by_cuda_release(ctx: Context, build: Row, cuda: str = "") -> Iterable
             yield Pass(f"{label} ({arch}) is targeted by CUDA {need[0]} and later; torch was built with CUDA {cuda}")
             continue
         same_major = _cc(int(newest[3:]))[0] == _cc(int(arch[3:].rstrip("af")))[0]
-        yield Fail(f"{label} ({arch}) came after CUDA {cuda}, which torch {build.get('version')} was built with "
+        if legacy and not same_major:
+            yield Fail(f"{label} ({arch}) came after CUDA {cuda}, the newest CUDA any official build of torch "
+                       f"{build.get('version')} was made with (CUDA {need[0]} is the first to target {arch})",
+                       why=f"torch {build.get('version')} was named without its CUDA; its official binaries were built "
+                           f"with CUDA {cuda} at most, which carries code for {newest} at most, and cubins never run "
+                           f"across architecture majors: kernels fail on {arch} with 'no kernel image is available'.",
+                       evidence=[ev(g, f"GPU {label}: {arch}"),
+                                 ev(build, f"torch {build.get('version')} (no CUDA named)"),
+                                 ev(None, f"KB torch_legacy_cuda: the newest CUDA of torch {build.get('version')} "
+                                          "binaries is " + cuda),
+                                 ev(None, f"KB gpu_models: {arch} needs CUDA >= {need[0]} ({need[1]})")],
+                       fixes=[fix(f"install a torch release with a CUDA {need[0]}+ build "
+                                  "(https://pytorch.org/get-started/locally/)", safe=True)],
+                       severity=Severity.CRITICAL)
+            continue
+        yield Fail(f"{label} ({arch}) came after CUDA {cuda}, which torch {build.get('version')} was built with"
+                   f"{' at most (its version was named without a CUDA)' if legacy else ''} "
                    f"(CUDA {need[0]} is the first to target {arch})",
                    why=(f"A CUDA {cuda} build carries code for {newest} at most: it runs on {arch} by binary "
                         "compatibility, but anything compiled for the GPU at run time (NVRTC: the jiterator, the "

@@ -402,6 +402,20 @@ def cuda_min_for_arch(kb: Any, arch: str) -> tuple[str, str] | None:
     return None
 
 
+def legacy_torch_cuda(kb: Any, version: Any) -> tuple[str, str] | None:
+    """(the newest CUDA release any official binary of this old torch release was built with, its source), from
+    torch_legacy_cuda (releases older than torch_releases records), or None."""
+    mm = minor_of(version)
+    if mm is None:
+        return None
+    for e in kb.table("torch_legacy_cuda"):
+        if minor_of(e.get("version")) == mm:
+            cudas = sorted((minor_of(c), str(c)) for c in e.get("cuda") or () if minor_of(c) is not None)
+            if cudas:
+                return cudas[-1][1], str(e.get("source") or "")
+    return None
+
+
 def cuda_newest_arch(kb: Any, cuda: Any) -> str | None:
     """The newest NVIDIA architecture (sm_XY) whose ``min_cuda`` is <= ``cuda``: what a build made with that CUDA
     can carry code for at most (None when the KB records none)."""

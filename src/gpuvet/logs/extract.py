@@ -102,6 +102,12 @@ HINTS: dict[str, str] = {
     # the reporter ties a failure to the batch size ("any bigger batch", "reduce the batch size", batch_size=...)
     "batch-said": r"(?i:\bbatch[ _-]?size\b|\b(?:bigger|larger|smaller|lower|reduc\w*|decreas\w*|increas\w*|chang\w*) (?:the |my )?batch\b"
                   r"|\bbatch (?:of|=) ?[0-9]|--batch\b)",
+    # Triton's OutOfResources (python/triton/runtime/errors.py: "out of resource: shared memory, Required: N, Hardware
+    # limit: M") asking for more shared memory per block than any NVIDIA GPU offers (227 KiB = 232448 bytes on compute
+    # capability 9.0/10.0, the largest in the CUDA programming guide's per-capability table): no GPU can run that
+    # kernel configuration, so it is the model's or the program's settings (a head dimension, a block size), not a
+    # GPU the kernels were not made for
+    "smem-beyond-any-gpu": r"Required: (?:23[3-9][0-9]{3}|2[4-9][0-9]{4}|[3-9][0-9]{5}|[0-9]{7,}), Hardware limit",
     # the program asks for the CPU device (device="cpu", --device cpu): CPU-only kernels, dtypes and settings are its own
     "cpu-device-asked": r"\bdevice ?= ?[\"']cpu[\"']|--device[ =][\"']?cpu\b",
     # a batch scheduler: a job only sees the GPUs it requested

@@ -43,6 +43,10 @@ GENERIC_DISCOUNT = 0.6  # a generic symptom adds little when a specific message 
 # they raise (BLAS statuses, workspace allocations, MIOpen databases, memory faults, crashes) is explained
 # by the skew -- unless a decisive message names a different cause.
 SKEW_CAUSES = ("runtime-mismatch", "driver-too-old")
+# user-code messages that are themselves a version comparison done wrong (LOG380: a CI gate comparing rocminfo's HSA API
+# version with a ROCm release): the gate's failure is the gate's, but it says nothing about whether the versions really
+# agree, so a version-skew fact in the same text keeps its own weight beside it
+VERSION_GATE_SIGNATURES = frozenset({"LOG380"})
 DECISIVE = 0.9
 # words of the GPU stack's layers: a line naming none of them (a checkpoint, a dataset) is no stack error to guess at
 STACK_WORDS = lazy(GPU_WORDS.pattern + r"|\b(?:roc|hip|miopen|rccl|amdgpu|kfd|hsa|gfx|tensile|cu[a-z]*|nvcc|ptx|sm_\d"
@@ -265,8 +269,8 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
             continue
         elif not stack_sigs or only_generic:
             w, how = FACT_ALONE[f.severity], "stands on its own (no specific error message)"
-            if user_code:  # the text shows a user-code error: a stack fact alone does not explain it
-                w *= 0.3
+            if user_code and not (f.cause in SKEW_CAUSES and all(u.id in VERSION_GATE_SIGNATURES for u in user_code)):
+                w *= 0.3  # the text shows a user-code error: a stack fact alone does not explain it
         else:
             w, how = FACT_CONTEXT[f.severity], "is a problem, though not the one the error names"
         if w <= 0:

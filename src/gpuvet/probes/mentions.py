@@ -55,6 +55,9 @@ PACMAN_RE = lazy(r"^(rocm-core|hip-runtime-amd)\s+(\d+\.\d+\.\d+)-\d+(?:\.\d+)?\
 DKMS_RE = lazy(r"^amdgpu(?:/|, )(\d+\.\d+\.\d+)-[\w.~-]+, (\S+), (\S+): installed")
 # container images: rocm/pytorch:rocm5.6_ubuntu20.04_py3.8_pytorch_2.0.1, rocm/dev-ubuntu-22.04:5.6.1,
 # rocm/vllm:rocm6.2_mi300_ubuntu20.04_py3.9_vllm_0.6.4
+# `docker images` / `docker image ls` rows name the repository and the tag in columns of their own:
+# "rocm/pytorch   rocm5.6_ubuntu20.04_py3.8_pytorch_2.0.1   0c8a5d3f0e2b   2 weeks ago   52.3GB"
+DOCKER_IMAGES_RE = lazy(r"^(?:docker\.io/)?rocm/([a-z0-9._-]+)[ \t]+((?:rocm-?)?(" + _VER3 + r")(?=[_.\s-])\S*)[ \t]+[0-9a-f]{12}\b")
 IMAGE_RE = lazy(r"(?<![\w./-])(?:docker\.io/)?rocm/([a-z0-9._-]+):(?:rocm-?)?(" + _VER3 + r")(?=[_:\s-]|$)")
 # torch versions printed by pip list / conda list / freeze / wheel names / print(torch.__version__)
 TORCH_VER = r"(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?(?:\+(?:rocm|cu|cpu|xpu)[\w.]*)?)"
@@ -63,7 +66,8 @@ WHEEL_RE = lazy(r"(?<![\w-])(torch|torchvision|torchaudio|jaxlib|tensorflow_rocm
 PKG_LINE_RE = re.compile(r"^(?:\[(?:pip3?|conda)\]\s+|- )?(torch|pytorch|torchvision|torchaudio)(?:\s*==\s*|\s+)" + TORCH_VER
                          + r"(?:\s+(?:pypi_0|py[\w.]+|[\w.]+_0|<pip>)\s+\S+)?\s*$")
 VERSION_PRINT_RE = re.compile(r"^\s*" + TORCH_VER + r"\s+(\d+\.\d+\.\d+-[0-9a-f]+|\d+\.\d+\.\d+|\d+\.\d+|None)\s*$")
-LONE_TORCH_RE = re.compile(r"^\s*(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?\+(?:rocm|cu)[\w.]+)\s*$")
+# (at the Python prompt, ">>> torch.__version__" answers with the repr: '2.3.0.dev20240215+rocm5.7')
+LONE_TORCH_RE = re.compile(r"^\s*(['\"]?)(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?\+(?:rocm|cu)[\w.]+)\1\s*$")
 LABELLED_TORCH_RE = re.compile(r"^\s*(?:torch|pytorch|PyTorch)(?: version)?\s*[:=]\s*" + TORCH_VER + r"\s*$")
 SUCCESS_RE = re.compile(r"Successfully installed .*?\btorch-(\d+\.\d+\.\d+[\w.]*(?:\+[\w.]+)?)(?:\s|$)")
 HSA_RT_RE = re.compile(r"^\s*Runtime Version:\s+(1\.\d+)\s*$")
@@ -162,14 +166,19 @@ def _snippet(s: str, n: int = 120) -> str:
     return (s[:cut] if cut > n // 2 else s[: n - 3]) + "..."
 
 
-def _torch_row(version: str, src: str, hip: str = "", cuda: str = "") -> Row:
+def _torch_row(version: str, src: str, hip: str = "", cuda: str = "", unlabelled: str = "") -> Row:
+    """A torch build named in pasted text.  ``unlabelled``: the variant of a version with no local label and no
+    runtime version beside it: unknown ("") where the text only names the version (a `pip list` line, a wheel
+    name, "torch 2.1.2": the same version is a CUDA wheel on Linux PyPI and a CPU one on Windows PyPI), "cpu"
+    only where the text shows the build reporting no GPU runtime."""
     local = version.partition("+")[2]
     if not hip and local.startswith("rocm"):
         hip = local[4:]
     if not cuda and re.fullmatch(r"cu\d{3,4}", local):
         cuda = f"{local[2:-1]}.{local[-1]}"
     return row("framework_builds", src, name="torch", version=version, cuda=cuda, hip=hip,
-               channel=channel_of(version) if version else "", variant=variant_of(version, cuda or None, hip or None),
+               channel=channel_of(version) if version else "",
+               variant=variant_of(version, cuda or None, hip or None, default=unlabelled),
                targets=[], targets_source="")
 
 
@@ -261,6 +270,12 @@ def parse_mentions(text: str, source: str) -> list[Row]:
         if "@" in line:
             for sm in SPACK_RE.finditer(line):
                 rocm(sm.group(1), n, f"Spack package {sm.group(0)}")
+        if line.startswith(("rocm/", "docker.io/rocm/")):
+            m = DOCKER_IMAGES_RE.match(line)
+            if m:
+                tag = f"rocm/{m.group(1)}:{m.group(2)}"
+                rocm(m.group(3), n, f"container image {_snippet(tag, 80)} (docker images)",
+                     path=f"container image {_snippet(tag, 80)}")
         if "rocm/" in line:
             for im in IMAGE_RE.finditer(line):
                 tag = line[im.start():].split()[0]
@@ -290,12 +305,14 @@ def parse_mentions(text: str, source: str) -> list[Row]:
                     cuda = second
                 else:
                     hip = second
+            # "2.0.1 None": the build answered that it has no CUDA / HIP runtime (read as CPU-only, as before)
+            cpu = second == "None"
             add(("torch", v), _torch_row(v, f"{source} line {n} (torch.__version__ / torch.version: {_snippet(line)})",
-                                         hip=hip, cuda=cuda))
+                                         hip=hip, cuda=cuda, unlabelled="cpu" if cpu else ""))
         else:
             m = LONE_TORCH_RE.match(line)
-            if m and _printed_by_torch(lines, i, m.group(1)):
-                add(("torch", m.group(1)), _torch_row(m.group(1), f"{source} line {n} (torch.__version__: {line})"))
+            if m and _printed_by_torch(lines, i, m.group(2)):
+                add(("torch", m.group(2)), _torch_row(m.group(2), f"{source} line {n} (torch.__version__: {line})"))
         if line.startswith(("Package:", "Name:")):
             m = PKG_FIELD_RE.match(line)
             if m:
@@ -509,7 +526,7 @@ _ANY = re.compile(r"/opt/rocm-\d|roc-\d|\.info/version|^[a-z0-9.+-]+/[\w,.-]+ \S
                   r"| VERSION: \d|amdgpu\.ko|modinfo amdgpu|/sys/module/amdgpu/version|libamdhip64\.so"
                   r"|^Device: (?:cuda|hip):\d|, gfx[0-9a-f]+|, compute capability \d|GcnArchName|gpu_type=gfx|library=rocm|gcnArchName"
                   r"|^[ \t]*Name:[ \t]+gfx|HSA_OVERRIDE_GFX_VERSION|hipconfig"
-                  r"|repo\.radeon\.com/rocm/|^[ \t]*Installed:[ \t]*\d|rocm/\d|@\d+\.\d+\.\d", re.M)
+                  r"|repo\.radeon\.com/rocm/|^[ \t]*Installed:[ \t]*\d|rocm/\d|@\d+\.\d+\.\d|^rocm/[a-z0-9._-]+[ \t]", re.M)
 
 
 def rows_for(text: str, source: str) -> Iterable[Row]:
@@ -523,7 +540,7 @@ def rows_for(text: str, source: str) -> Iterable[Row]:
 # only when no tool in the text printed an NVIDIA GPU (parse_report drops these rows then); a torch version with its
 # CUDA tag becomes a framework_builds row wherever on the line it stands (a whole-line `torch==X` is parse_mentions').
 NV_GPU_RE = re.compile(
-    r"(?<![\w-])(?:NVIDIA[ \t]+)?(?:GeForce[ \t]+)?(?P<kind>RTX|GTX)[ \t]?(?P<num>[1-9]\d{2,3})(?P<sfx>[ \t]?(?:Ti|SUPER|Super)\b)?(?![\w.])"
+    r"(?<![\w-])(?:NVIDIA[ \t]+)?(?:GeForce[ \t]+)?(?P<kind>RTX|GTX)[ \t]?(?P<num>[1-9]\d{2,3})(?P<sfx>[ \t]?(?:Ti|SUPER|Super)\b)?(?!\w|\.\w)"
     r"|(?<![\w-])(?:NVIDIA[ \t]+)?RTX[ \t]?(?P<ws>A[1-9]000)\b"
     r"|(?<![\w-])Tesla[ \t]+(?P<tesla>[KMPVT][1-9]\d{0,2})\b"
     r"|(?<![\w-])(?:NVIDIA[ \t]+)?(?P<dc>A100|A800|H100|H800|H200|GH200|V100|L40S|B200|A10G)\b"

@@ -24,8 +24,20 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 NA = {"", "n/a", "na", "none", "could not collect", "no cuda", "false"}
 
 
+# A CI runner's log stamps every line: GitHub Actions "2024-02-20T10:01:02.1234567Z ", Jenkins' timestamper
+# "[2024-02-20T10:01:02.123Z] ".  Pasted whole, no tool output in it starts where its parser expects it.
+_CI_STAMP = re.compile(r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z |\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\] )")
+_CI_STAMP_ANY = re.compile(r"^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", re.M)
+
+
 def clean(text: str) -> str:
-    return _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    if _CI_STAMP_ANY.search(text):
+        lines = text.split("\n")
+        stamped = sum(1 for ln in lines if _CI_STAMP.match(ln))
+        if stamped * 2 >= sum(1 for ln in lines if ln.strip()):  # a runner's log, not one stamped line in prose
+            text = "\n".join(_CI_STAMP.sub("", ln, count=1) for ln in lines)
+    return text
 
 
 # -- collect_env -----------------------------------------------------------------------------------

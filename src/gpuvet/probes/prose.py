@@ -34,6 +34,7 @@ from .mentions import _snippet, _torch_row
 
 STATED = "stated in the text"
 INDEX = "from the install index"
+BUILD_STATED = "the build's ROCm, stated in the text"
 
 _V = r"\d+\.\d+(?:\.\d+)?"
 # "ROCm 5.6.1", "ROCm version: 6.0.2", "ROCm install is 5.6.1", "rocm 5.6", "ROCm v6.1", "ROCm6.1" (not "+rocm5.7",
@@ -49,6 +50,14 @@ AMDGPU_INSTALL_PKG_RE = lazy(r"\bamdgpu-install[_ \t-]{1,40}?(\d+)\.(\d+)\.(\d)(
 AMDGPU_INSTALL_URL_RE = lazy(r"\brepo\.radeon\.com/amdgpu-install/(" + _V + r")/")
 AMDGPU_INSTALL_PROSE_RE = lazy(r"(?<![\w/.-])amdgpu-install(?:er)?[ \t]+(?:version[ \t]+)?v?(" + _V + r")(?![\w]|\.\d)",
                                re.I)
+# Dockerfiles and shell set-ups that declare the release (AMD's ROCm images: `ARG ROCM_VERSION=6.0`)
+ENV_ROCM_VERSION_RE = lazy(r"^(?:ENV|ARG|export)[ \t]+ROCM_VERSION(?:=|[ \t]+)[\"']?(" + _V + r")[\"']?[ \t]*$")
+# ComfyUI's start-up log (comfy/model_management.py: rocm_version = the major.minor of torch.version.hip, printed as a
+# tuple; (6, -1) when it could not be read)
+COMFY_ROCM_RE = lazy(r"\bROCm version: \((\d+), (-?\d+)\)[ \t]*$")
+# lock files (uv.lock, poetry.lock): a package's table, name then version
+LOCK_NAME_RE = lazy(r"^name[ \t]*=[ \t]*\"torch\"[ \t]*$")
+LOCK_VERSION_RE = lazy(r"^version[ \t]*=[ \t]*\"(\d+\.\d+\.\d+[\w.]*\+rocm[\w.]+)\"[ \t]*$")
 # torch's version with its ROCm tag in a sentence: "torch version 2.3.0.dev20240215+rocm5.7", "PyTorch 2.8.0 + rocm6.4",
 # "torch==2.3.0+rocm6.0"
 TORCH_INLINE_RE = lazy(r"(?<![\w.-])(?:py)?torch(?:[ \t]+(?:version|ver))?(?:[ \t]+is)?[ \t]*(?:(?:==|=|:)[ \t]*)?v?"
@@ -67,7 +76,7 @@ CONFIG_HIP_RE = lazy(r"^\s*-[ \t]+HIP Runtime[ \t]+(\d+\.\d+(?:\.\d+)?)\s*$")
 INDEX_URL_RE = lazy(r"download\.pytorch\.org/whl/(nightly/|test/)?rocm(" + _V + r")(?=[/\s\"'`,)\]]|$)")
 INSTALL_CTX_RE = lazy(r"\b(?:pip3?|uv|poetry|pdm|pipenv|conda)\b[^\n]{0,400}?\b(?:install|add|sync|lock)\b"
                       r"|--(?:extra-)?index-url\b|(?:^|[ \t])-[if][ \t]|--find-links\b|^[ \t]*(?:url|index-url|extra-index-url)[ \t]*="
-                      r"|Looking in (?:indexes|links):|\bUV_(?:EXTRA_)?INDEX_URL=|\bPIP_(?:EXTRA_)?INDEX_URL=")
+                      r"|Looking in (?:indexes|links):|\bUV_(?:EXTRA_)?INDEX_URL=|\bPIP_(?:EXTRA_)?INDEX_URL=|\bregistry[ \t]*=")
 INSTALL_FAILED_RE = lazy(r"Could not find a version that satisfies the requirement[ \t]+(?:py)?torch\b"
                          r"|No matching distribution found for[ \t]+(?:py)?torch\b")
 
@@ -78,16 +87,17 @@ CHANGE_WORDS = frozenset(
     "plan plans planned planning want wants wanted before previous previously until since prior earlier later older "
     "newer than versus vs changelog doc docs documentation roadmap whether if released either both also another "
     "other same different rollback reinstall reinstalled reinstalling instruction instructions guide tutorial example "
-    "requirement hope hoping".split())
+    "requirement hope hoping above below".split())
 CHANGE_STEMS = ("upgrad", "downgrad", "switch", "migrat", "support", "compatib", "requir", "recommend", "suggest",
                 "expect", "wait", "announc", "availab", "deprecat", "remov", "uninstall", "purg", "mismatch", "differ",
                 "revert", "drop")
 CHANGE_PAIRS = frozenset({("update", "to"), ("updated", "to"), ("updates", "to"), ("updating", "to"), ("move", "to"),
                           ("moved", "to"), ("moving", "to"), ("going", "to"), ("used", "to"), ("release", "note"),
                           ("release", "notes"), ("rolled", "back"), ("roll", "back"), ("no", "matching"),
-                          ("existing", "installation"), ("e", "g"), ("i", "e"), ("hope", "to")})
+                          ("existing", "installation"), ("e", "g"), ("i", "e"), ("hope", "to"),
+                          ("when", "using")})
 CHANGE_RANGE_RE = lazy(r"(?:\bor|\band|/|->|→|~)[ \t]*v?\d+\.\d")
-_WORDS = lazy(r"[a-z]+(?:'[a-z]+)?")
+_WORDS = lazy(r"[a-z0-9_]+(?:'[a-z]+)?")  # an identifier (HIPBLAS_STATUS_NOT_SUPPORTED) is one word
 
 
 def changed(text: str) -> bool:
@@ -134,7 +144,9 @@ def _sentences(line: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     start = 0
     for m in _SENTENCE_END.finditer(line):
-        out.append((start, line[start:m.start()]))
+        # a "?" or "!" stays with its sentence (a question states nothing); a full stop does not (it would end
+        # the version before it: "... torch 2.3.0+rocm5.7.")
+        out.append((start, line[start:m.end() if m.group(0) in "?!" else m.start()]))
         start = m.end()
     out.append((start, line[start:]))
     return [(s, t) for s, t in out if t.strip()]
@@ -168,9 +180,18 @@ def _clean_sentence(sentence: str, spans: list[tuple[int, int]]) -> str:
     return _URL.sub(" ", "".join(chars))
 
 
-def _system_rocm(line: str) -> list[tuple[str, str]]:
-    """(release, the words that state it) of each system-ROCm statement on one line."""
-    out: list[tuple[str, str]] = []
+_BUILD_PREV = {"for", "built", "against", "compiled", "torch", "pytorch", "nightly", "nightlies", "wheel", "wheels",
+               "whl", "build", "builds"}
+_TORCH_WORD = lazy(r"\b(?:py)?torch\b", re.I)
+_OTHER_FRAMEWORK = lazy(r"\b(?:jax(?:lib)?|tensorflow|onnxruntime|vllm|paddle\w*|mxnet|cupy|triton)\b", re.I)
+_NOT_INSTALLED = lazy(r"\b(?:fail(?:s|ed)?[ \t]+to[ \t]+install|can'?t|cannot|unable|no[ \t]+(?:such|wheel|build))\b", re.I)
+
+
+def _rocm_statements(line: str) -> list[tuple[str, str, str]]:
+    """(role, release, the words that state it) of each ROCm release a line states: role "system" (the machine's
+    ROCm) or "build" (the release PyTorch was built for: "the PyTorch nightly for ROCm 5.7", "torch built with ROCm
+    6.1", "the ROCm 6.0 wheel of torch")."""
+    out: list[tuple[str, str, str]] = []
     for _, sent in _sentences(_URL.sub(lambda m: " " * len(m.group(0)), line)):
         found = list(PROSE_ROCM_RE.finditer(sent))
         if not found:
@@ -182,17 +203,22 @@ def _system_rocm(line: str) -> list[tuple[str, str]]:
         m = found[0]
         before, after = _clause(sent, m.start(), m.end())
         prev = _prev_word(before)
-        if prev in _FRAMEWORK_PREV or _FRAMEWORK_NEXT.match(after):
+        framework_next = bool(_FRAMEWORK_NEXT.match(after))
+        if prev in _FRAMEWORK_PREV or framework_next or (prev == "with" and _FRAMEWORK_WORDS.search(before)):
+            # the framework's build ("PyTorch 2.4 with ROCm 6.1", "PyTorch for ROCm 5.7"), when the sentence is
+            # about torch alone and says it is there
+            # ("PyTorch 2.1 with ROCm 5.6" is either: no build is read from it)
+            if ((prev in _BUILD_PREV or framework_next) and _TORCH_WORD.search(sent)
+                    and not _OTHER_FRAMEWORK.search(sent) and not _NOT_INSTALLED.search(sent)):
+                out.append(("build", m.group(1), _snippet(sent, 100)))
             continue
-        if prev == "with" and _FRAMEWORK_WORDS.search(before):
-            continue  # "PyTorch 2.4 with ROCm 6.1": the wheel's variant
         # a field: the sentence opens with the mention ("ROCm version: 6.0.2", "- **ROCm**: 7.2.0", a line "ROCm 6.0")
         opens = not _BULLET.sub("", sent[:m.start()]).strip()
         rest = sent[m.end():].strip(" \t.*`")
         field = opens and (bool(re.search(r"[:=]|\bis\b", m.group(0))) or not rest)
         if not (field or prev in _SYSTEM_PREV or _SYSTEM_NEXT.match(after) or _ENV_WORDS.search(sent)):
             continue
-        out.append((m.group(1), _snippet(sent, 100)))
+        out.append(("system", m.group(1), _snippet(sent, 100)))
     return out
 
 
@@ -219,6 +245,7 @@ def parse_prose(text: str, source: str) -> list[Row]:
     lines = text.splitlines()
     rocm_stated: list[tuple[str, int, str]] = []
     torch_stated: list[tuple[str, int, str]] = []
+    build_stated: list[tuple[str, int, str]] = []
     transcripts: list[Row] = []
     index: list[tuple[str, bool, int, str]] = []
     in_config = False
@@ -251,8 +278,15 @@ def parse_prose(text: str, source: str) -> list[Row]:
                         rocm_stated.append((vm.group(1), j + 1, f"{line} {nxt}"))
                     break
                 continue
-            for v, words in _system_rocm(line):
-                rocm_stated.append((v, n, words))
+            for role, v, words in _rocm_statements(line):
+                (rocm_stated if role == "system" else build_stated).append((v, n, words))
+            m = ENV_ROCM_VERSION_RE.match(line)
+            if m:
+                rocm_stated.append((m.group(1), n, _snippet(line, 100)))
+            m = COMFY_ROCM_RE.search(line)
+            if m and int(m.group(2)) >= 0:
+                transcripts.append(_torch_row("", f"{source} line {n} (ComfyUI: {_snippet(line, 80)}: torch.version.hip's "
+                                                  "major.minor)", hip=f"{m.group(1)}.{m.group(2)}"))
         if "amdgpu-install" in line:
             pm = AMDGPU_INSTALL_PKG_RE.search(line)
             um = AMDGPU_INSTALL_URL_RE.search(line)
@@ -276,12 +310,17 @@ def parse_prose(text: str, source: str) -> list[Row]:
             m = PIP_SATISFIED_RE.match(line) or UV_PLUS_RE.match(line) or POETRY_RE.match(line)
             if m:
                 transcripts.append(_torch_row(m.group(1), f"{source} line {n} (installer: {_snippet(line)})"))
+
             elif "rocm" in low and not line.startswith(("- ", "-\t")):  # a list row (uv's removed package, an export)
                 for _, sent in _sentences(line):
                     found = list(TORCH_INLINE_RE.finditer(sent))
                     vers = {f"{x.group(1)}+{x.group(2).lower()}" for x in found}
                     if len(vers) == 1 and _statement_ok(sent, [x.span() for x in found]):
                         torch_stated.append((vers.pop(), n, _snippet(sent, 100)))
+        if line.startswith("version") and i and any(LOCK_NAME_RE.match(x.strip()) for x in lines[max(0, i - 2):i]):
+            m = LOCK_VERSION_RE.match(line)
+            if m:
+                transcripts.append(_torch_row(m.group(1), f"{source} line {n} (lock file: name \"torch\", {line})"))
         if "download.pytorch.org/whl/" in line and INSTALL_CTX_RE.search(line) and not _suggested(lines, i):
             for um in INDEX_URL_RE.finditer(line):
                 index.append((um.group(2), bool(um.group(1) == "nightly/" or " --pre" in line), n, um.group(0)))
@@ -292,6 +331,9 @@ def parse_prose(text: str, source: str) -> list[Row]:
                        path="/opt/rocm", origin="pasted"))
     out.extend(transcripts)
     failed = bool(INSTALL_FAILED_RE.search(text))  # pip found nothing to install: the command states no build
+    if len({_mm(v) for v, _, _ in build_stated}) == 1 and not failed:
+        v, n, words = build_stated[0]
+        out.append(_torch_row("", f"{source} line {n} ({BUILD_STATED}: {words})", hip=v))
     if len({v for v, _, _ in torch_stated}) == 1 and not failed:
         v, n, words = torch_stated[0]
         out.append(_torch_row(v, f"{source} line {n} ({STATED}: {words})"))
@@ -313,7 +355,8 @@ def is_stated(r: Row) -> bool:
 
 
 def is_index(r: Row) -> bool:
-    return f"({INDEX} " in r.source
+    """The weakest rows: an install index, or a build's ROCm release said in words (no version of torch known)."""
+    return f"({INDEX} " in r.source or f"({BUILD_STATED}:" in r.source
 
 
 def weakest_first_dropped(rows: list[Row]) -> list[Row]:
@@ -345,7 +388,8 @@ def weakest_first_dropped(rows: list[Row]) -> list[Row]:
 _ANY = re.compile(r"(?i:rocm)(?:[ \t]+(?:version|release|install\w*|stack|runtime|sdk|is)){0,3}[ \t]*(?:[:=][ \t]*)?v?\d+\.\d"
                   r"|amdgpu-install|download\.pytorch\.org/whl/|^[ \t]*PyTorch built with:"
                   r"|(?i:torch)[^\n]{0,40}\+[ \t]*rocm\d|Requirement already satisfied: (?:py)?torch|^[ \t]*\+[ \t]+torch=="
-                  r"|(?:Installing|Updating|Downgrading)[ \t]+torch[ \t]+\(", re.M)
+                  r"|(?:Installing|Updating|Downgrading)[ \t]+torch[ \t]+\(|ROCM_VERSION|ROCm version: \(\d"
+                  r"|^version[ \t]*=[ \t]*\"\d[^\"\n]{0,40}\+rocm", re.M)
 
 
 def has_prose(text: str) -> bool:
