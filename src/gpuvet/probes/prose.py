@@ -58,6 +58,12 @@ COMFY_ROCM_RE = lazy(r"\bROCm version: \((\d+), (-?\d+)\)[ \t]*$")
 # lock files (uv.lock, poetry.lock): a package's table, name then version
 LOCK_NAME_RE = lazy(r"^name[ \t]*=[ \t]*\"torch\"[ \t]*$")
 LOCK_VERSION_RE = lazy(r"^version[ \t]*=[ \t]*\"(\d+\.\d+\.\d+[\w.]*\+rocm[\w.]+)\"[ \t]*$")
+# AMD's multi-version installs name the release in the package itself ("sudo apt install rocm-hip-sdk5.6.1",
+# "rocm-core5.6.1/jammy,now 5.6.1.50601-93~22.04 amd64 [installed]", "ii  rocm-core5.6.1  5.6.1.50601-93~22.04 ...")
+MULTI_PKG_RE = lazy(r"(?<![\w.-])(rocm-core|rocm-hip-sdk|rocm-hip-runtime|rocm-hip-libraries|rocm-dev|rocm-libs|rocm-utils"
+                    r"|rocm-language-runtime|rocm-ml-sdk|hip-runtime-amd)(\d+\.\d+\.\d+)(?![\w]|\.\d)")
+MULTI_LIST_RE = lazy(r"^(?:ii[ \t]|[a-z0-9][a-z0-9.+-]*/[\w,.-]+ \S+ (?:amd64|arm64|all)\b)")
+MULTI_INSTALL_RE = lazy(r"\b(?:apt(?:-get)?|dnf|yum|zypper)[ \t]+(?:-[-\w]+[ \t]+){0,3}install\b")
 # torch.version.hip quoted with its value on one line: "torch.version.hip: 5.7.31921-d1770ee1b", "torch.version.hip ==
 # '5.7.31921-d1770ee1b'" (HIP's own numbering, X.Y.NNNNN: no other number is taken for it)
 TORCH_HIP_INLINE_RE = lazy(r"\btorch\.version\.hip\b[)'\"\]]*[ \t]*(?:(?:==|=|:|->|is)[ \t]*)?['\"]?(\d+\.\d+\.\d{4,6}(?:-[0-9a-f]+)?)"
@@ -257,6 +263,7 @@ def parse_prose(text: str, source: str) -> list[Row]:
     rocm_stated: list[tuple[str, int, str]] = []
     torch_stated: list[tuple[str, int, str]] = []
     build_stated: list[tuple[str, int, str]] = []
+    multi: list[Row] = []
     transcripts: list[Row] = []
     index: list[tuple[str, bool, int, str]] = []
     in_config = False
@@ -298,6 +305,17 @@ def parse_prose(text: str, source: str) -> list[Row]:
             if m and int(m.group(2)) >= 0:
                 transcripts.append(_torch_row("", f"{source} line {n} (ComfyUI: {_snippet(line, 80)}: torch.version.hip's "
                                                   "major.minor)", hip=f"{m.group(1)}.{m.group(2)}"))
+        if "rocm-" in line or "hip-runtime-amd" in line:
+            listed = bool(MULTI_LIST_RE.match(line))
+            if listed or (MULTI_INSTALL_RE.search(line) and not _suggested(lines, i)):
+                for pm_ in MULTI_PKG_RE.finditer(line):
+                    if listed:  # the package list says it is installed: a tool's fact
+                        multi.append(row("runtimes", f"{source} line {n} (installed package {pm_.group(0)})",
+                                         vendor="amd", name="rocm", version=pm_.group(2),
+                                         path=f"/opt/rocm-{pm_.group(2)}", origin="pasted"))
+                    else:
+                        rocm_stated.append((pm_.group(2), n, f"installed with {_snippet(line, 80)}"))
+                    break
         if "amdgpu-install" in line:
             pm = AMDGPU_INSTALL_PKG_RE.search(line)
             um = AMDGPU_INSTALL_URL_RE.search(line)
@@ -355,6 +373,11 @@ def parse_prose(text: str, source: str) -> list[Row]:
         v, n, words = rocm_stated[0]
         out.append(row("runtimes", f"{source} line {n} ({STATED}: {words})", vendor="amd", name="rocm", version=v,
                        path="/opt/rocm", origin="pasted"))
+    seen_multi: set[str] = set()
+    for r in multi:  # one row per release, however many of its packages are listed
+        if r.get("version") not in seen_multi:
+            seen_multi.add(str(r.get("version")))
+            out.append(r)
     out.extend(transcripts)
     failed = bool(INSTALL_FAILED_RE.search(text))  # pip found nothing to install: the command states no build
     if len({_mm(v) for v, _, _ in build_stated}) == 1 and not failed:
@@ -416,7 +439,7 @@ _ANY = re.compile(r"(?i:rocm)(?:™|®)?(?:[ \t]+(?:version|release|install\w*|s
                   r"|(?i:torch)[^\n]{0,40}\+[ \t]*rocm\d|Requirement already satisfied: (?:py)?torch|^[ \t]*\+[ \t]+torch=="
                   r"|(?:Installing|Updating|Downgrading)[ \t]+torch[ \t]+\(|ROCM_VERSION|ROCm version: \(\d"
                   r"|^version[ \t]*=[ \t]*\"\d[^\"\n]{0,40}\+rocm|torch\.version\.hip\b[^\n]{0,12}\d\.\d"
-                  r"|^\|[ \t]*(?:\*\*)?(?:AMD[ \t]+)?(?i:rocm)", re.M)
+                  r"|^\|[ \t]*(?:\*\*)?(?:AMD[ \t]+)?(?i:rocm)|(?:rocm-[a-z-]+|hip-runtime-amd)\d+\.\d+\.\d", re.M)
 
 
 def has_prose(text: str) -> bool:
