@@ -31,10 +31,14 @@ HINTS: dict[str, str] = {
               r"|\+cu[0-9]{2,3}\b|CUDA used to build PyTorch: [0-9]|\bcuDNN\b|\bcudnn|libcuda\.so|\bNVRM\b"
               r"|\bH100\b|\bA100\b|\bV100\b|\bH200\b|\bL40S?\b",
     "cuda-build": r"\+cu[0-9]{2,3}\b|CUDA used to build PyTorch: [0-9]|py[0-9.]+_cuda[0-9.]+|cuda[0-9.]+_cudnn|pytorch-cuda",
-    "rocm-build": r"\+rocm[0-9]|ROCM used to build PyTorch: [0-9]|HIP runtime version: [0-9]|tensorflow-rocm|-rocm[0-9]",
+    "rocm-build": r"\+rocm[0-9]|ROCM used to build PyTorch: [0-9]|HIP runtime version: [0-9]|tensorflow-rocm|-rocm[0-9]"
+                  # an image tag naming the ROCm variant ("ollama/ollama:rocm", "ollama/ollama:0.4.0-rc5-rocm")
+                  r"|\b[a-z0-9_./-]+/[a-z0-9_.-]+:(?:[A-Za-z0-9_.-]*-)?rocm(?![A-Za-z0-9.])",
     "cpu-build": r"[0-9]\+cpu\b|_cpu_0\b|\bcpuonly\b|CUDA used to build PyTorch: None|is_buil[dt]_with_cuda\(\).*[Ff]alse",
     "prerelease": r"\.dev20[0-9]{6}|\bdev20[0-9]{6}\b|[0-9]\.dev[0-9]+|\bnightl(?:y|ies)\b|\b[0-9]+\.[0-9]+(?:\.[0-9]+)?(?:a|rc)[0-9]+\b(?!\+)|\brocm[0-9]+\.[0-9]+(?:\.[0-9]+)?(?:a|rc)20[0-9]{6}\b"
-                  r"|\bpre-?release\b|--pre\b",
+                  r"|\b[Pp]re-?release\b|--pre\b"
+                  # "Nightly" as a sentence or title starts it ("Nightly broken on cu92", "PyTorch: Nightly")
+                  r"|\bNightl(?:y|ies)\b|\bNIGHTLY\b",
     "container": r"\bdocker\b|\bDocker\b|\bcontainer\b|\bsingularity\b|\bapptainer\b|\bpodman\b|\bkubelet\b|\bkubernetes\b"
                  r"|\bk8s\b|\.sif\b|^[A-Za-z0-9_.-]{1,40}-[0-9]+\s+\|",
     "wsl": r"\bWSL2?\b|/mnt/[a-z]/|microsoft-standard|/usr/lib/wsl|\bDESKTOP-[A-Z0-9]+",
@@ -108,6 +112,10 @@ HINTS: dict[str, str] = {
     # kernel configuration, so it is the model's or the program's settings (a head dimension, a block size), not a
     # GPU the kernels were not made for
     "smem-beyond-any-gpu": r"Required: (?:23[3-9][0-9]{3}|2[4-9][0-9]{4}|[3-9][0-9]{5}|[0-9]{7,}), Hardware limit",
+    # PyTorch's cudaMallocAsync allocator backend in use: named (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, ComfyUI's
+    # start-up line "Device: cuda:0 ... : cudaMallocAsync"), or ComfyUI, which turns it on by default for CUDA torch 2.x
+    # unless --disable-cuda-malloc (ComfyUI cuda_malloc.py; its blacklist names GPUs without support)
+    "cuda-malloc-async": r"cudaMallocAsync|--cuda-malloc\b|\bComfyUI\b|\bcomfy[\\/](?:model_management|sd|samplers|ops)",
     # the program asks for the CPU device (device="cpu", --device cpu): CPU-only kernels, dtypes and settings are its own
     "cpu-device-asked": r"\bdevice ?= ?[\"']cpu[\"']|--device[ =][\"']?cpu\b",
     # a batch scheduler: a job only sees the GPUs it requested
