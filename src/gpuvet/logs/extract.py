@@ -275,9 +275,26 @@ def oom_workload_too_large(text: str) -> bool:
     return _bytes(req, 1) > free and cap > 0 and alloc >= 0.25 * cap and not fragmented
 
 
+_PADDLE_CUDNN = lazy(r"compiled with CUDNN ([0-9]+)\.([0-9]+), but CUDNN version in your machine is ([0-9]+) ?\.([0-9]+)")
+
+
+def paddle_cudnn_versions(text: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """(compiled with, loaded) of Paddle's warning "compiled with CUDNN a.b, but CUDNN version in your machine is
+    c.d" (some releases print it with two equal versions)."""
+    m = _PADDLE_CUDNN.search(text)
+    if not m:
+        return None
+    return (int(m.group(1)), int(m.group(2))), (int(m.group(3)), int(m.group(4)))
+
+
 def hints_in(text: str, lineno: int) -> list[Hint]:
     """Context hints one normalised line shows."""
     out = []
+    if "compiled with CUDNN" in text:
+        pv = paddle_cudnn_versions(text)
+        if pv is not None:
+            out.append(Hint("cudnn-older-than-built" if pv[1] < pv[0] else "cudnn-not-older-than-built", lineno,
+                            text[:300]))
     if "reserved by PyTorch but unallocated" in text and oom_fragmented(text):
         out.append(Hint("oom-fragmentation", lineno, text[:300]))
     if "Tried to allocate" in text and oom_workload_too_large(text):
