@@ -639,8 +639,11 @@ def _prerelease_prior(scan: ScanResult, out: list[Diagnosis]) -> list[Diagnosis]
         return out
     from .learned import reading_lines
 
-    if any(_OOM_WORDS.search(t) for _n, t in reading_lines(scan.error_lines, getattr(scan, "symptom_lines", ()))):
+    err = reading_lines(scan.error_lines, getattr(scan, "symptom_lines", ()))
+    if any(_OOM_WORDS.search(t) for _n, t in err):
         return out  # capacity names its own layer, whatever the build
+    if err and LEARNED_USER_DATA.search(err[-1][1]):
+        return out  # the framework refusing the program's own data (an index, a label, a shape): the program's error
     top = max((d.confidence for d in out), default=0.0)
     w = max(PRERELEASE_PRIOR, round(top + 0.01, 3))
     reason = (f"a pre-release build is named on line {h.line} and no message that explains the error points "
