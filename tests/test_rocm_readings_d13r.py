@@ -176,7 +176,7 @@ def test_a_link_error_reads_toolchain_not_a_loaded_library_abi():
 # ---------------------------------------------------------------- an integrated GPU next to the discrete one
 def test_an_integrated_gpu_with_an_amd_gpu_and_a_crash_reads_gpu_arch_unsupported():
     text = ("If a user is running an AMD GPU on an AMD CPU with an iGPU, the model loader crashes unless "
-            "HIP_VISIBLE_DEVICES=0 is set.\nSegmentation fault (core dumped)\n")
+            "HIP_VISIBLE_DEVICES=0 is set.\nRuntimeError: loading the model on device 1 failed\n")
     got = rank(scan(text), learned=None)
     assert got and got[0].cause == "gpu-arch-unsupported"
     assert any(e.get("hint") == "igpu-said" for e in got[0].evidence)
@@ -185,10 +185,13 @@ def test_an_integrated_gpu_with_an_amd_gpu_and_a_crash_reads_gpu_arch_unsupporte
 def test_an_integrated_gpu_look_alikes():
     # Strix Halo's graphics (gfx1151) is the machine's GPU and ROCm carries it
     assert "gpu-arch-unsupported" not in causes(
-        "Ryzen AI Max+ 395 with the Radeon 8060S iGPU on an AMD GPU stack\nSegmentation fault (core dumped)\n")
+        "Ryzen AI Max+ 395 with the Radeon 8060S iGPU on an AMD GPU stack\nRuntimeError: loading the model on device 0 failed\n")
     # an iGPU named on an NVIDIA laptop, no AMD GPU: nothing about ROCm targets
     assert "gpu-arch-unsupported" not in causes(
-        "Laptop with an Intel iGPU and a GeForce RTX 4060\nSegmentation fault (core dumped)\n")
+        "Laptop with an Intel iGPU and a GeForce RTX 4060\nRuntimeError: loading the model on device 0 failed\n")
+    # a message of its own keeps its reading: the iGPU is only said to be there
+    assert causes("My AMD GPU machine also has an iGPU.\nSegmentation fault (core dumped)\n")[:1] != [
+        "gpu-arch-unsupported"]
     # no error or symptom: nothing
     assert causes("My AMD GPU setup: an RX 7900 XTX and the CPU's integrated graphics.\n") == []
 

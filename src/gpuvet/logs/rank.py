@@ -597,8 +597,11 @@ def _arch_prior(scan: ScanResult, out: list[Diagnosis], follow: bool = True) -> 
     top = max((d.confidence for d in others), default=0.0)
     if have is not None and have.confidence >= min(top, ARCH_PRIOR):
         return out
-    if top < ARCH_PRIOR_LEADS_BELOW and all(_generic_only(scan, d) or _vocabulary_other(d) or
-                                            _tentative_only(d) for d in others):
+    # an integrated GPU is only said to be there (not that the work ran on it): it leads only where nothing but the
+    # model, unsure, reads the error
+    weak_ok = (lambda d: _tentative_only(d)) if h.name == "igpu-said" else (
+        lambda d: _generic_only(scan, d) or _vocabulary_other(d) or _tentative_only(d))
+    if top < ARCH_PRIOR_LEADS_BELOW and all(weak_ok(d) for d in others):
         w = max(ARCH_PRIOR, round(top + 0.01, 3))
     elif follow and (len(out) < 3 or have is not None):
         w = ARCH_PRIOR_FOLLOW
