@@ -146,6 +146,21 @@ LEARNED_TENTATIVE_ANCHOR = 0.25  # ... its first reading resting this much on th
 LEARNED_TENTATIVE_PROSE = True  # ... and on an error line, not on prose that tells a symptom
 LEARNED_TENTATIVE_STACK_WORDS = True  # ... and on lines that name the GPU stack ("Unable to load checkpoint" does not)
 LEARNED_TENTATIVE_NONE_BELOW = 0.3  # ... unless the model thinks user code this likely
+# ... and not when the exception that ended the run is the framework refusing the program's own data: an index,
+# label or shape the program passed, checked by the framework before any GPU library runs.  Each pattern is the
+# message as the upstream check prints it (the user-code signatures, LOG140-LOG142, hold the rest of the family;
+# these are the wordings they do not match).  Day 7: the unsure model blamed two such errors on the stack in
+# leave-one-set-out (heldout-0069, n7c-t0008), and no stack case's tentative reading ends in one
+# (bench/results/issue9-m13-learned.md).
+LEARNED_USER_DATA = lazy(
+    # torch, aten/src/ATen/native/TensorAdvancedIndexing.cpp (check_indices_on_cpu_or_selfdevice)
+    r"indices should be either on \w+ or on the same device as the indexed tensor"
+    # TensorFlow, tensorflow/core/kernels/gather_op.cc (and the embedding lookups built on it)
+    r"|\bindices(?:\[[0-9, ]*\])? = -?[0-9]+ is not in \[0, [0-9]+\)"
+    # TensorFlow, tensorflow/core/kernels/sparse_xent_op.cc (Keras' sparse categorical cross-entropy)
+    r"|Received a label value of -?[0-9]+ which is outside the valid range of \[0, [0-9]+\)"
+    # torch, aten/src/ATen/InferSize.h (view / reshape)
+    r"|shape '\[[-0-9, ]*\]' is invalid for input of size [0-9]+")
 # (Letting a confident model outrank weak signatures -- first place at p >= 0.8 / 0.9 -- cost 1.0 / 0.7 points of
 # leave-one-set-out top-1 on 1,260 cases: where the rules' first reading is weak, it is right 505 times in 654 and the
 # model's 387; bench/results/issue9-m11-learned.md.)
@@ -408,6 +423,7 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
         tentative = False
     elif (not by_cause and LEARNED_TENTATIVE and p_none < LEARNED_TENTATIVE_NONE_BELOW
           and readings[0].anchor >= LEARNED_TENTATIVE_ANCHOR
+          and not (err and LEARNED_USER_DATA.search(err[-1][1]))
           and (LEARNED_TENTATIVE_PROSE or lm.model_lines(scan.error_lines))
           and (not LEARNED_TENTATIVE_STACK_WORDS
                or any(STACK_WORDS.search(t) or NVIDIA_GPU_WORDS.search(t) for _n, t in err))):
