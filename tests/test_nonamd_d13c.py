@@ -238,3 +238,18 @@ def test_nightly_title_case_is_a_prerelease():
     assert "prerelease" in {h.name for h in hints_in("Nightly broken on cu92.", 1)}
     assert "prerelease" in {h.name for h in hints_in("PyTorch: Nightly", 1)}
     assert "prerelease" not in {h.name for h in hints_in("PyTorch: 2.4.1 (stable)", 1)}
+
+
+# --------------------------------------------------------------------------- landing 3
+def test_paddle_cudnn_warning_blames_only_an_older_loaded_cudnn():
+    older = ("W1114 22:57:33.949204    32 device_context.h:397] WARNING: device: 0. The installed Paddle is compiled "
+             "with CUDNN 8.1, but CUDNN version in your machine is 8.0, which may cause serious incompatible bug. "
+             "Please recompile or reinstall Paddle with compatible CUDNN version.\n")
+    assert _causes(older)[0] == "runtime-mismatch"
+    same = older.replace("CUDNN 8.1", "CUDNN 8.9").replace("machine is 8.0", "machine is 8.9")
+    assert _causes(same) == []
+
+
+def test_ort_provider_dll_that_cannot_load_is_a_runtime_mismatch():
+    text = "  Loadlibrary failed with error 126 when trying to load onnxruntime_providers_cuda.dll\n"
+    assert _causes(text)[0] == "runtime-mismatch"

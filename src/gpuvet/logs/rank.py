@@ -200,6 +200,9 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
     """``learned``: the learned fallback's model (logs/learned.Model), ``"shipped"`` for the packaged one
     (loaded lazily, only when nothing decisive applies), or None to rank by signatures and facts alone."""
     hints = scan.hint_names
+    if "dml-vulkan" in hints and "rocm-said" not in hints:
+        # DirectML or Vulkan alone: no ROCm build, so no ROCm target list a context rule could read the GPU against
+        hints = hints - {"amd-unlisted-arch"}
     by_cause: dict[str, list[Contribution]] = {}
     stack_sigs: list[Signature] = []
     user_code: list[Signature] = []
@@ -571,8 +574,15 @@ def _arch_prior(scan: ScanResult, out: list[Diagnosis], follow: bool = True) -> 
     """``follow``: also join the first three behind stronger readings (without a learned model; with one, its
     readings of the error lines fill those places, and the GPU's name alone should not push them out)."""
     h = scan.hints.get("amd-unlisted-arch")
-    if h is None or not {"amd", "amd-gpu", "amd-gpu-said"} & scan.hint_names or not _has_error(scan):
+    hints = scan.hint_names
+    if h is None or not {"amd", "amd-gpu", "amd-gpu-said"} & hints:
         return out
+    # an error or a symptom line, or the reporter saying the work runs on the CPU (the GPU not taken: what a build
+    # without kernels for the GPU's target looks like to someone using an app that picks the device itself)
+    if not (_has_error(scan) or "gpu-unused" in hints):
+        return out
+    if "dml-vulkan" in hints and "rocm-said" not in hints:
+        return out  # DirectML or Vulkan alone: a back end that does not depend on ROCm's gfx target lists
     if _TARGET_LIST.search(h.text) or len(set(_GFX.findall(h.text))) >= 3:
         return out  # a build's target list (--rocm_amdgpu_targets=gfx803,...), not the GPU of this machine
     from .learned import reading_lines
