@@ -417,3 +417,11 @@ def test_a_stamped_line_in_prose_is_not_a_runner_log():
     assert clean(text) == text
     gh = "2024-02-20T10:01:02.1234567Z HIP version: 5.6.31062\n2024-02-20T10:01:03.1234567Z done\n"
     assert clean(gh) == "HIP version: 5.6.31062\ndone\n"
+
+
+def test_a_pasted_gpu_and_release_without_the_driver_is_not_a_missing_driver():
+    """Absent is not "not loaded" (issue 9): a ComfyUI log and a stated release name the GPU and ROCm on a machine whose
+    driver the text never shows; DRV026 says it cannot tell. rocminfo's own "ROCk module is NOT loaded" still fails it."""
+    text = "ROCm 5.6.1 installed on the host.\nDevice: cuda:0 AMD Instinct MI210 : native\n"
+    doc = run_cli(["check", "--from", "-", "--format", "json"], stdin=text).json()
+    assert {f["code"]: f["outcome"] for f in doc["findings"] if f["code"] == "DRV026"} == {"DRV026": "unknown"}
