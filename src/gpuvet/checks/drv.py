@@ -192,6 +192,10 @@ def amdgpu_driver_not_loaded(ctx: Context) -> Iterable:
     if not rocm and not rock and not smi:
         yield Skip("ROCm is not installed")
         return
+    if not rock and not smi and facts.status("drivers") == "missing":
+        # pasted text that names the GPU and ROCm but shows no driver at all: not in the text, not "not loaded"
+        yield Unknown("the text shows no kernel driver (paste `lsmod | grep amdgpu` or `dkms status` to settle it)")
+        return
     user_space = f"ROCm {rocm[0].get('version')} is installed" if rocm else \
         f"the ROCm user space is installed ({'rocminfo' if rock else 'amd-smi' if 'AMDSMI' in smi[0] else 'rocm-smi'} ran)"
     yield Fail(f"{amd[0].get('name') or 'an AMD GPU'} is present and {user_space}, "
