@@ -168,3 +168,88 @@ def test_hardware_look_alikes_stay_silent():
                  "Please reboot the machine after installing the driver.\n",
                  "Power Limit                       : 350.00 W\n    Graphics                          : 1410 MHz\n"):
         assert "hardware-fault" not in _causes(text), text
+
+
+# --------------------------------------------------------------------------- landing 2: families from upstream sources
+def test_flash_attn_build_refuses_old_nvcc_is_toolchain():
+    text = ("      RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a "
+            "supported version by running nvcc -V.\n      torch.__version__  = 2.3.1+cu121\n")
+    assert _causes(text)[0] == "toolchain"
+    # the GPU-capability message of the same package is not the toolkit's
+    ds = _diagnoses("ImportError: FlashAttention is only supported on CUDA devices with compute capability >= 8.0\n")
+    assert all("LOG454" not in d["signatures"] for d in ds)
+
+
+def test_operation_not_supported_reads_its_context():
+    comfy = ("Traceback (most recent call last):\n  File \"C:\\ComfyUI\\comfy\\model_management.py\", line 105, in "
+             "get_total_memory\n    _, mem_total_cuda = torch.cuda.mem_get_info(dev)\n"
+             "RuntimeError: CUDA error: operation not supported\n")
+    assert _causes(comfy)[0] == "memory-allocator"
+    env = "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python train.py\nRuntimeError: CUDA error: operation not supported\n"
+    assert _causes(env)[0] == "memory-allocator"
+    nightly = ("pip install --pre torch==2.5.0.dev20240830+cu121 --index-url https://download.pytorch.org/whl/nightly/cu121\n"
+               "RuntimeError: CUDA error: operation not supported\n")
+    assert _causes(nightly)[0] == "prerelease-regression"
+    bare = "RuntimeError: CUDA error: operation not supported\n"
+    assert "memory-allocator" not in _causes(bare)[:1]
+
+
+def test_blas_arch_mismatch_is_the_library_refusing_the_gpu():
+    text = "what():  [FT][ERROR] CUDA runtime error: CUBLAS_STATUS_ARCH_MISMATCH open_attention.h:171\nDevice Tesla K40m\n"
+    causes = _causes(text)
+    assert causes[0] == "math-library-unsupported" and "gpu-arch-unsupported" in causes[:3]
+
+
+def test_adapter_init_failure_is_hardware_not_a_missing_module():
+    text = "[   38.773115] NVRM: RmInitAdapter failed! (0x26:0xffff:1127)\n"
+    assert _causes(text)[0] == "hardware-fault"
+    # a driver library the process cannot open is still device access
+    assert _causes("OSError: libcuda.so.1: cannot open shared object file: No such file or directory\n")[0] != "hardware-fault"
+
+
+def test_pyannote_version_notice_blames_nothing():
+    text = ("Model was trained with pyannote.audio 0.0.1, yours is 3.1.0. Bad things might happen unless you revert "
+            "pyannote.audio to 0.x.\nModel was trained with torch 1.10.0+cu102, yours is 2.1.1+cu118. Bad things might "
+            "happen unless you revert torch to 1.x.\n")
+    assert _causes(text) == []
+    # beside a real stack error, the error is still read
+    text2 = text + "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file\n"
+    assert _causes(text2) != []
+
+
+def test_ollama_with_cpu_runners_only_is_a_cpu_build():
+    cpu = 'time=2024-12-27T13:46:01.758 level=INFO source=routes.go:1339 msg="Dynamic LLM libraries" runners=[cpu]\n'
+    assert _causes(cpu)[0] == "cpu-only-build"
+    gpu = 'level=INFO source=payload.go:44 msg="Dynamic LLM libraries [cuda_v12 cpu cpu_avx cpu_avx2]"\n'
+    assert "cpu-only-build" not in _causes(gpu)
+
+
+def test_rocm_image_tag_on_an_nvidia_gpu_is_the_wrong_vendor():
+    text = ("docker run -itd --gpus=all ollama/ollama:0.4.0-rc5-rocm\nGPU: A100\n"
+            "I monitored the GPU usage by `nvidia-smi` that it did not work.\n")
+    assert _causes(text)[0] == "wrong-vendor-build"
+    ok = "docker run -itd --gpus=all ollama/ollama:0.4.0\nGPU: A100\nI monitored the GPU usage by `nvidia-smi` that it did not work.\n"
+    assert "wrong-vendor-build" not in _causes(ok)
+
+
+def test_nightly_title_case_is_a_prerelease():
+    from gpuvet.logs.extract import hints_in
+
+    assert "prerelease" in {h.name for h in hints_in("Nightly broken on cu92.", 1)}
+    assert "prerelease" in {h.name for h in hints_in("PyTorch: Nightly", 1)}
+    assert "prerelease" not in {h.name for h in hints_in("PyTorch: 2.4.1 (stable)", 1)}
+
+
+# --------------------------------------------------------------------------- landing 3
+def test_paddle_cudnn_warning_blames_only_an_older_loaded_cudnn():
+    older = ("W1114 22:57:33.949204    32 device_context.h:397] WARNING: device: 0. The installed Paddle is compiled "
+             "with CUDNN 8.1, but CUDNN version in your machine is 8.0, which may cause serious incompatible bug. "
+             "Please recompile or reinstall Paddle with compatible CUDNN version.\n")
+    assert _causes(older)[0] == "runtime-mismatch"
+    same = older.replace("CUDNN 8.1", "CUDNN 8.9").replace("machine is 8.0", "machine is 8.9")
+    assert _causes(same) == []
+
+
+def test_ort_provider_dll_that_cannot_load_is_a_runtime_mismatch():
+    text = "  Loadlibrary failed with error 126 when trying to load onnxruntime_providers_cuda.dll\n"
+    assert _causes(text)[0] == "runtime-mismatch"

@@ -201,8 +201,8 @@ def test_the_prefilters_group_yields_not_only_its_task():
     member = subprocess.Popen(["sleep", "30"])  # in this session's group
     try:
         want = min(19, os.getpriority(os.PRIO_PROCESS, 0) + run_mod.GREP_NICE)
-        assert run_mod._lower_priority(leader.pid) is True
-        assert run_mod._lower_priority(member.pid) is False
+        assert run_mod._lower_priority(leader.pid) == want
+        assert run_mod._lower_priority(member.pid) is None
         assert os.getpriority(os.PRIO_PROCESS, leader.pid) == want == os.getpriority(os.PRIO_PROCESS, member.pid)
         assert _autogroup(leader.pid)[-1] == str(want) and _autogroup(leader.pid)[0] != ours[0]
         assert _autogroup(member.pid) == ours == _autogroup()  # the shared group: as it was
@@ -266,7 +266,7 @@ def test_a_killed_prefilter_is_not_left_to_die_at_the_nicer_pace(monkeypatch):
     from gpuvet.app import run as run_mod
 
     calls: list = []
-    monkeypatch.setattr(run_mod, "_lower_priority", lambda pid: calls.append(("lower", pid)) or True)
+    monkeypatch.setattr(run_mod, "_lower_priority", lambda pid: calls.append(("lower", pid)) or 10)
     monkeypatch.setattr(run_mod, "_restore_group", lambda pid: calls.append(("restore", pid, os.path.exists(f"/proc/{pid}"))))
     seen: list = []
 
@@ -336,3 +336,42 @@ def test_the_jobs_end_cuts_a_gathering_pause_short(monkeypatch):
     took = time.monotonic() - t
     assert oc.returncode == 0 and out.getvalue() == "first\nlast\n"
     assert took < 2.5, took  # not 5 s of pause after 'first'
+
+
+def test_a_yielding_prefilter_that_falls_far_behind_catches_up_at_full_share(monkeypatch):
+    """grep yields to the job, but the bytes it falls behind by wait in gpuvet's memory (and are freed at its exit):
+    past CATCH_UP_BYTES its group takes its full share (nice 0) until it is within a quarter of that, then yields
+    again; after the job's end it stays at 0."""
+    import signal as sig
+
+    from gpuvet.app import run as run_mod
+
+    calls: list = []
+    monkeypatch.setattr(run_mod, "_set_group_nice", lambda pid, nice: calls.append(nice) or True)
+    monkeypatch.setattr(run_mod, "CATCH_UP_BYTES", 1 << 20)
+    monkeypatch.setattr(run_mod, "PACE_S", 0.0)
+    scan = run_mod.MiddleScan("grep", ["MATCH"], None)
+    scan.yielding(10)
+    block = b"noise line\n" * 30000  # 330 kB
+    os.kill(scan.proc.pid, sig.SIGSTOP)  # grep makes no progress: the queue grows
+    try:
+        for _ in range(8):
+            scan.feed(block)
+            scan.on_writable()
+        assert calls == [0] and not scan.group_niced and scan.catch_ups == 1 and scan._queued > (1 << 20)
+        scan.feed(block)
+        assert calls == [0]  # still behind: no change
+    finally:
+        os.kill(scan.proc.pid, sig.SIGCONT)
+    end = time.monotonic() + 30
+    while scan._queued > (1 << 18) and time.monotonic() < end:  # grep catches up
+        scan.on_writable()
+        time.sleep(0.005)
+    assert calls == [0, 10] and scan.group_niced
+    scan.job_ended()
+    assert calls == [0, 10, 0] and not scan.group_niced
+    scan.feed(block * 4)  # after the job's end: no more yielding
+    scan.on_writable()
+    assert calls == [0, 10, 0]
+    scan.drain(timeout=60)
+    assert scan.newlines == 30000 * 13

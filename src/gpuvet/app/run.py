@@ -130,6 +130,8 @@ FOLLOW_MS = 50  # a followed file (the job writes straight into gpuvet's own fil
 FOLLOW_ROUND = 16 * 1024 * 1024  # at most this much of one file per round, so the pipes and grep are served too
 FEED_MIN = 256 * 1024  # omitted output is handed to grep in writes of at least this much
 WRITEV_BLOCKS = 64  # queued blocks per writev to grep (IOV_MAX is 1024)
+CATCH_UP_BYTES = 8 * 1024 * 1024  # a yielding grep this far behind takes its full CPU share until it has caught up
+PACE_S = 0.1
 PREFILTER_SWITCH_S = 0.0005  # the GIL switch interval while the prefilter's patterns load (see _Pump._evict)
 
 
@@ -194,7 +196,11 @@ class MiddleScan:
         self.closing = False
         self.in_open = True
         self.out_open = True
-        self.group_niced = False  # its scheduler group was made nicer while the job runs (_lower_priority)
+        self.yield_nice: int | None = None  # the group's nice value while grep yields to the job (_lower_priority)
+        self.group_niced = False  # the group is at that value now (not while grep catches up: _pace)
+        self.catch_ups = 0  # times grep fell CATCH_UP_BYTES behind and took its full share until it caught up
+        self._ended = False
+        self._next_pace = 0.0
         try:
             self.proc = _spawn(system, [grep, "-a", "-n", "-E", "-f", self.pfile], None, {"LC_ALL": "C"},
                                stdin_pipe=True)
@@ -218,6 +224,7 @@ class MiddleScan:
             self._queued += len(data)
             if self._small_bytes >= FEED_MIN:
                 self._flush_small()
+        self._pace()
 
     def _flush_small(self) -> None:
         if self._small:  # as they are: one writev hands them to grep, no join (a copy of every byte of the middle)
@@ -255,7 +262,9 @@ class MiddleScan:
                 self._queued -= len(q.popleft())
                 self._off = 0
             if n < want:  # grep's pipe is full
+                self._pace()
                 return
+        self._pace()
         if self.closing:
             self._close_in()
 
@@ -331,8 +340,37 @@ class MiddleScan:
                 self.on_readable()
         self.stop()
 
+    def yielding(self, nice: int | None) -> None:
+        """grep's group was made nicer (``nice``; None: it could not be) as it started."""
+        self.yield_nice = nice
+        self.group_niced = nice is not None
+        self._next_pace = time.monotonic() + PACE_S
+
+    def _pace(self) -> None:
+        """grep yields to the job, unless it falls more than CATCH_UP_BYTES behind: then its group takes its full
+        share (nice 0) until it is within a quarter of that again.  The queue it falls behind by is gpuvet's memory
+        (up to MIDDLE_QUEUE) and, at the end, gpuvet's exit, which frees it: on the loaded VM, a yielding grep that
+        was let fall behind without this held 60 MB more at a flooding job's end, and the run ended ~40 ms later."""
+        if self.yield_nice is None or self._ended:
+            return
+        behind = self._queued
+        if self.group_niced and behind > CATCH_UP_BYTES:
+            nice = 0
+        elif not self.group_niced and behind <= CATCH_UP_BYTES // 4:
+            nice = self.yield_nice
+        else:
+            return
+        now = time.monotonic()
+        if now < self._next_pace:  # the kernel takes one such change per 100 ms from an unprivileged process
+            return
+        self._next_pace = now + PACE_S
+        if _set_group_nice(self.proc.pid, nice):
+            self.group_niced = nice != 0
+            self.catch_ups += nice == 0
+
     def job_ended(self) -> None:
         """The job's output has ended: grep's group back to the nice value it started with (once)."""
+        self._ended = True
         if self.group_niced:
             self.group_niced = False
             _restore_group(self.proc.pid)
@@ -773,7 +811,7 @@ class _Pump:
                 try:
                     scan = factory()
                     if scan is not None:
-                        scan.group_niced = _lower_priority(scan.proc.pid)
+                        scan.yielding(_lower_priority(scan.proc.pid))
                     self._started.append(scan)
                 except Exception:  # noqa: BLE001 - without it the middle lines are not kept; the run goes on
                     self._started.append(None)
@@ -956,7 +994,7 @@ def _pipe_counter() -> Callable[[int], int] | None:
 GREP_NICE = 10  # the middle's grep runs this much nicer than gpuvet: on a busy machine it yields to the job
 
 
-def _lower_priority(pid: int) -> bool:
+def _lower_priority(pid: int) -> int | None:
     """The prefilter of the running job's middle is gpuvet's bulk CPU (~0.2 s per 60 MB): on a machine whose cores
     are all busy (data loaders, other jobs) it waits for the job rather than competing with it.  Should it fall
     more than MIDDLE_QUEUE behind, the rest of the middle is only counted (``run.output_unscanned_bytes``).
@@ -966,16 +1004,17 @@ def _lower_priority(pid: int) -> bool:
     tasks of its own group, and grep leads a session of its own (a group of one), which got a full share of a busy
     CPU against the job's group (on the 2-CPU VM, a job sharing one CPU with such a grep ran 33% longer; with its
     group's nice value at 10, 5%).  So the group's nice value is set too (``/proc/PID/autogroup``), only where grep
-    leads its session: a group shared with anything else (the user's terminal session) is never touched.  True when
-    the group's value was set (:func:`_restore_group` undoes it once the job has ended)."""
+    leads its session: a group shared with anything else (the user's terminal session) is never touched.  The group's
+    value when it was set, else None (:func:`_restore_group` undoes it once the job has ended; ``MiddleScan._pace``
+    lifts it while grep catches up)."""
     try:
         nice = min(19, os.getpriority(os.PRIO_PROCESS, 0) + GREP_NICE)
         os.setpriority(os.PRIO_PROCESS, pid, nice)
         if os.getsid(pid) != pid:
-            return False
+            return None
     except (OSError, AttributeError):
-        return False
-    return _set_group_nice(pid, nice)
+        return None
+    return nice if _set_group_nice(pid, nice) else None
 
 
 def _set_group_nice(pid: int, nice: int) -> bool:

@@ -146,6 +146,21 @@ LEARNED_TENTATIVE_ANCHOR = 0.25  # ... its first reading resting this much on th
 LEARNED_TENTATIVE_PROSE = True  # ... and on an error line, not on prose that tells a symptom
 LEARNED_TENTATIVE_STACK_WORDS = True  # ... and on lines that name the GPU stack ("Unable to load checkpoint" does not)
 LEARNED_TENTATIVE_NONE_BELOW = 0.3  # ... unless the model thinks user code this likely
+# ... and not when the exception that ended the run is the framework refusing the program's own data: an index,
+# label or shape the program passed, checked by the framework before any GPU library runs.  Each pattern is the
+# message as the upstream check prints it (the user-code signatures, LOG140-LOG142, hold the rest of the family;
+# these are the wordings they do not match).  Day 7: the unsure model blamed two such errors on the stack in
+# leave-one-set-out (heldout-0069, n7c-t0008), and no stack case's tentative reading ends in one
+# (bench/results/issue9-m13-learned.md).
+LEARNED_USER_DATA = lazy(
+    # torch, aten/src/ATen/native/TensorAdvancedIndexing.cpp (check_indices_on_cpu_or_selfdevice)
+    r"indices should be either on \w+ or on the same device as the indexed tensor"
+    # TensorFlow, tensorflow/core/kernels/gather_op.cc (and the embedding lookups built on it)
+    r"|\bindices(?:\[[0-9, ]*\])? = -?[0-9]+ is not in \[0, [0-9]+\)"
+    # TensorFlow, tensorflow/core/kernels/sparse_xent_op.cc (Keras' sparse categorical cross-entropy)
+    r"|Received a label value of -?[0-9]+ which is outside the valid range of \[0, [0-9]+\)"
+    # torch, aten/src/ATen/InferSize.h (view / reshape)
+    r"|shape '\[[-0-9, ]*\]' is invalid for input of size [0-9]+")
 # (Letting a confident model outrank weak signatures -- first place at p >= 0.8 / 0.9 -- cost 1.0 / 0.7 points of
 # leave-one-set-out top-1 on 1,260 cases: where the rules' first reading is weak, it is right 505 times in 654 and the
 # model's 387; bench/results/issue9-m11-learned.md.)
@@ -185,6 +200,9 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
     """``learned``: the learned fallback's model (logs/learned.Model), ``"shipped"`` for the packaged one
     (loaded lazily, only when nothing decisive applies), or None to rank by signatures and facts alone."""
     hints = scan.hint_names
+    if "dml-vulkan" in hints and "rocm-said" not in hints:
+        # DirectML or Vulkan alone: no ROCm build, so no ROCm target list a context rule could read the GPU against
+        hints = hints - {"amd-unlisted-arch"}
     by_cause: dict[str, list[Contribution]] = {}
     stack_sigs: list[Signature] = []
     user_code: list[Signature] = []
@@ -408,6 +426,7 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
         tentative = False
     elif (not by_cause and LEARNED_TENTATIVE and p_none < LEARNED_TENTATIVE_NONE_BELOW
           and readings[0].anchor >= LEARNED_TENTATIVE_ANCHOR
+          and not (err and LEARNED_USER_DATA.search(err[-1][1]))
           and (LEARNED_TENTATIVE_PROSE or lm.model_lines(scan.error_lines))
           and (not LEARNED_TENTATIVE_STACK_WORDS
                or any(STACK_WORDS.search(t) or NVIDIA_GPU_WORDS.search(t) for _n, t in err))):
@@ -555,8 +574,15 @@ def _arch_prior(scan: ScanResult, out: list[Diagnosis], follow: bool = True) -> 
     """``follow``: also join the first three behind stronger readings (without a learned model; with one, its
     readings of the error lines fill those places, and the GPU's name alone should not push them out)."""
     h = scan.hints.get("amd-unlisted-arch")
-    if h is None or not {"amd", "amd-gpu", "amd-gpu-said"} & scan.hint_names or not _has_error(scan):
+    hints = scan.hint_names
+    if h is None or not {"amd", "amd-gpu", "amd-gpu-said"} & hints:
         return out
+    # an error or a symptom line, or the reporter saying the work runs on the CPU (the GPU not taken: what a build
+    # without kernels for the GPU's target looks like to someone using an app that picks the device itself)
+    if not (_has_error(scan) or "gpu-unused" in hints):
+        return out
+    if "dml-vulkan" in hints and "rocm-said" not in hints:
+        return out  # DirectML or Vulkan alone: a back end that does not depend on ROCm's gfx target lists
     if _TARGET_LIST.search(h.text) or len(set(_GFX.findall(h.text))) >= 3:
         return out  # a build's target list (--rocm_amdgpu_targets=gfx803,...), not the GPU of this machine
     from .learned import reading_lines

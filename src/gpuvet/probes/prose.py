@@ -39,7 +39,7 @@ BUILD_STATED = "the build's ROCm, stated in the text"
 _V = r"\d+\.\d+(?:\.\d+)?"
 # "ROCm 5.6.1", "ROCm version: 6.0.2", "ROCm install is 5.6.1", "rocm 5.6", "ROCm v6.1", "ROCm6.1" (not "+rocm5.7",
 # "/rocm5.7", "pytorch_rocm6.1", "rocm-5.6.1": tags, URLs and paths are other readers')
-PROSE_ROCM_RE = lazy(r"(?<![\w/.+-])ROCm(?:[ \t]+(?:version|release|install(?:ation)?|stack|runtime|sdk))?"
+PROSE_ROCM_RE = lazy(r"(?<![\w/.+-])ROCm(?:™|®|\(TM\))?(?:[ \t]+(?:version|release|install(?:ation)?|stack|runtime|sdk))?"
                      r"(?:\*\*|`)?(?:[ \t]+(?:is|=))?[ \t]*(?:[:=][ \t]*)?(?:\*\*|`)?v?(" + _V + r")(?![\w]|\.\d)", re.I)
 # the issue form's field: a heading "### ROCm Version" (or "**ROCm version**") alone, its value a few lines below
 FORM_HEAD_RE = lazy(r"^(?:#{1,4}[ \t]*|\*\*)?ROCm[ \t]+[Vv]ersion(?:\*\*)?:?[ \t]*$")
@@ -58,6 +58,23 @@ COMFY_ROCM_RE = lazy(r"\bROCm version: \((\d+), (-?\d+)\)[ \t]*$")
 # lock files (uv.lock, poetry.lock): a package's table, name then version
 LOCK_NAME_RE = lazy(r"^name[ \t]*=[ \t]*\"torch\"[ \t]*$")
 LOCK_VERSION_RE = lazy(r"^version[ \t]*=[ \t]*\"(\d+\.\d+\.\d+[\w.]*\+rocm[\w.]+)\"[ \t]*$")
+# AMD's multi-version installs name the release in the package itself ("sudo apt install rocm-hip-sdk5.6.1",
+# "rocm-core5.6.1/jammy,now 5.6.1.50601-93~22.04 amd64 [installed]", "ii  rocm-core5.6.1  5.6.1.50601-93~22.04 ...")
+MULTI_PKG_RE = lazy(r"(?<![\w.-])(rocm-core|rocm-hip-sdk|rocm-hip-runtime|rocm-hip-libraries|rocm-dev|rocm-libs|rocm-utils"
+                    r"|rocm-language-runtime|rocm-ml-sdk|hip-runtime-amd)(\d+\.\d+\.\d+)(?![\w]|\.\d)")
+MULTI_LIST_RE = lazy(r"^(?:ii[ \t]|[a-z0-9][a-z0-9.+-]*/[\w,.-]+ \S+ (?:amd64|arm64|all)\b)")
+MULTI_INSTALL_RE = lazy(r"\b(?:apt(?:-get)?|dnf|yum|zypper)[ \t]+(?:-[-\w]+[ \t]+){0,3}install\b")
+# torch.version.hip quoted with its value on one line: "torch.version.hip: 5.7.31921-d1770ee1b", "torch.version.hip ==
+# '5.7.31921-d1770ee1b'" (HIP's own numbering, X.Y.NNNNN: no other number is taken for it)
+TORCH_HIP_INLINE_RE = lazy(r"\btorch\.version\.hip\b[)'\"\]]*[ \t]*(?:(?:==|=|:|->|is)[ \t]*)?['\"]?(\d+\.\d+\.\d{4,6}(?:-[0-9a-f]+)?)"
+                           r"['\"]?(?![\w.])")
+# a Markdown table row of two cells, the first naming what the second holds: "| ROCm | 5.6.1 |", "| PyTorch |
+# 2.3.0+rocm5.7 |" (a row of more cells compares machines or attempts: which column is this one's is not known)
+TABLE_ROW_RE = lazy(r"^\|[ \t]*(?:\*\*)?([A-Za-z][\w .-]{0,30}?)(?:\*\*)?[ \t]*\|[ \t]*`?([^|`]{1,80}?)`?[ \t]*\|[ \t]*$")
+TABLE_ROCM_LABEL = lazy(r"^(?:AMD[ \t]+)?ROCm(?:[ \t]+(?:version|release))?$", re.I)
+TABLE_TORCH_LABEL = lazy(r"^(?:py)?torch(?:[ \t]+version)?$", re.I)
+TABLE_ROCM_VALUE = lazy(r"^(?:ROCm[ \t]*)?v?(" + _V + r")$", re.I)
+TABLE_TORCH_VALUE = lazy(r"^v?(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?\+rocm\d+\.\d+(?:\.\d+)?(?:[a-z]+\d+)?)$")
 # torch's version with its ROCm tag in a sentence: "torch version 2.3.0.dev20240215+rocm5.7", "PyTorch 2.8.0 + rocm6.4",
 # "torch==2.3.0+rocm6.0"
 TORCH_INLINE_RE = lazy(r"(?<![\w.-])(?:py)?torch(?:[ \t]+(?:version|ver))?(?:[ \t]+is)?[ \t]*(?:(?:==|=|:)[ \t]*)?v?"
@@ -166,7 +183,7 @@ def _clause(sentence: str, a: int, b: int) -> tuple[str, str]:
 
 def _prev_word(before: str) -> str:
     words = [w.lower() for w in _WORD.findall(before)]
-    while words and words[-1] in ("the", "a", "an"):
+    while words and words[-1] in ("the", "a", "an", "amd"):
         words.pop()
     return words[-1] if words else ""
 
@@ -213,9 +230,9 @@ def _rocm_statements(line: str) -> list[tuple[str, str, str]]:
                 out.append(("build", m.group(1), _snippet(sent, 100)))
             continue
         # a field: the sentence opens with the mention ("ROCm version: 6.0.2", "- **ROCm**: 7.2.0", a line "ROCm 6.0")
-        opens = not _BULLET.sub("", sent[:m.start()]).strip()
+        opens = _BULLET.sub("", sent[:m.start()]).strip() in ("", "AMD")
         rest = sent[m.end():].strip(" \t.*`")
-        field = opens and (bool(re.search(r"[:=]|\bis\b", m.group(0))) or not rest)
+        field = opens and (bool(re.search(r"[:=]|\bis\b", m.group(0))) or not rest or rest.startswith("("))
         if not (field or prev in _SYSTEM_PREV or _SYSTEM_NEXT.match(after) or _ENV_WORDS.search(sent)):
             continue
         out.append(("system", m.group(1), _snippet(sent, 100)))
@@ -246,6 +263,7 @@ def parse_prose(text: str, source: str) -> list[Row]:
     rocm_stated: list[tuple[str, int, str]] = []
     torch_stated: list[tuple[str, int, str]] = []
     build_stated: list[tuple[str, int, str]] = []
+    multi: list[Row] = []
     transcripts: list[Row] = []
     index: list[tuple[str, bool, int, str]] = []
     in_config = False
@@ -287,6 +305,17 @@ def parse_prose(text: str, source: str) -> list[Row]:
             if m and int(m.group(2)) >= 0:
                 transcripts.append(_torch_row("", f"{source} line {n} (ComfyUI: {_snippet(line, 80)}: torch.version.hip's "
                                                   "major.minor)", hip=f"{m.group(1)}.{m.group(2)}"))
+        if "rocm-" in line or "hip-runtime-amd" in line:
+            listed = bool(MULTI_LIST_RE.match(line))
+            if listed or (MULTI_INSTALL_RE.search(line) and not _suggested(lines, i)):
+                for pm_ in MULTI_PKG_RE.finditer(line):
+                    if listed:  # the package list says it is installed: a tool's fact
+                        multi.append(row("runtimes", f"{source} line {n} (installed package {pm_.group(0)})",
+                                         vendor="amd", name="rocm", version=pm_.group(2),
+                                         path=f"/opt/rocm-{pm_.group(2)}", origin="pasted"))
+                    else:
+                        rocm_stated.append((pm_.group(2), n, f"installed with {_snippet(line, 80)}"))
+                    break
         if "amdgpu-install" in line:
             pm = AMDGPU_INSTALL_PKG_RE.search(line)
             um = AMDGPU_INSTALL_URL_RE.search(line)
@@ -304,6 +333,21 @@ def parse_prose(text: str, source: str) -> list[Row]:
                     # 21.40): no ROCm release; AMD's release numbering starts at 5
                     if am and 5 <= int(am.group(1).split(".")[0]) < 20 and _statement_ok(sent, [am.span()]):
                         rocm_stated.append((am.group(1), n, _snippet(sent, 100)))
+        if line.startswith("|"):
+            m = TABLE_ROW_RE.match(line)
+            if m and TABLE_ROCM_LABEL.match(m.group(1).strip()):
+                vm = TABLE_ROCM_VALUE.match(m.group(2).strip())
+                if vm:
+                    rocm_stated.append((vm.group(1), n, _snippet(line, 100)))
+            elif m and TABLE_TORCH_LABEL.match(m.group(1).strip()):
+                vm = TABLE_TORCH_VALUE.match(m.group(2).strip())
+                if vm:
+                    torch_stated.append((vm.group(1), n, _snippet(line, 100)))
+        if "torch.version.hip" in line:
+            m = TORCH_HIP_INLINE_RE.search(line)
+            if m:
+                transcripts.append(_torch_row("", f"{source} line {n} (torch.version.hip: {_snippet(line, 80)})",
+                                              hip=m.group(1)))
         # the framework's build
         low = line.lower()
         if "torch" in low:
@@ -329,6 +373,11 @@ def parse_prose(text: str, source: str) -> list[Row]:
         v, n, words = rocm_stated[0]
         out.append(row("runtimes", f"{source} line {n} ({STATED}: {words})", vendor="amd", name="rocm", version=v,
                        path="/opt/rocm", origin="pasted"))
+    seen_multi: set[str] = set()
+    for r in multi:  # one row per release, however many of its packages are listed
+        if r.get("version") not in seen_multi:
+            seen_multi.add(str(r.get("version")))
+            out.append(r)
     out.extend(transcripts)
     failed = bool(INSTALL_FAILED_RE.search(text))  # pip found nothing to install: the command states no build
     if len({_mm(v) for v, _, _ in build_stated}) == 1 and not failed:
@@ -385,11 +434,12 @@ def weakest_first_dropped(rows: list[Row]) -> list[Row]:
     return out
 
 
-_ANY = re.compile(r"(?i:rocm)(?:[ \t]+(?:version|release|install\w*|stack|runtime|sdk|is)){0,3}[ \t]*(?:[:=][ \t]*)?v?\d+\.\d"
+_ANY = re.compile(r"(?i:rocm)(?:™|®)?(?:[ \t]+(?:version|release|install\w*|stack|runtime|sdk|is)){0,3}[ \t]*(?:[:=][ \t]*)?v?\d+\.\d"
                   r"|amdgpu-install|download\.pytorch\.org/whl/|^[ \t]*PyTorch built with:"
                   r"|(?i:torch)[^\n]{0,40}\+[ \t]*rocm\d|Requirement already satisfied: (?:py)?torch|^[ \t]*\+[ \t]+torch=="
                   r"|(?:Installing|Updating|Downgrading)[ \t]+torch[ \t]+\(|ROCM_VERSION|ROCm version: \(\d"
-                  r"|^version[ \t]*=[ \t]*\"\d[^\"\n]{0,40}\+rocm", re.M)
+                  r"|^version[ \t]*=[ \t]*\"\d[^\"\n]{0,40}\+rocm|torch\.version\.hip\b[^\n]{0,12}\d\.\d"
+                  r"|^\|[ \t]*(?:\*\*)?(?:AMD[ \t]+)?(?i:rocm)|(?:rocm-[a-z-]+|hip-runtime-amd)\d+\.\d+\.\d", re.M)
 
 
 def has_prose(text: str) -> bool:
