@@ -35,6 +35,7 @@ from .mentions import _snippet, _torch_row
 STATED = "stated in the text"
 INDEX = "from the install index"
 BUILD_STATED = "the build's ROCm, stated in the text"
+CONFIG_SHOW = "torch.__config__.show()"
 
 _V = r"\d+\.\d+(?:\.\d+)?"
 # "ROCm 5.6.1", "ROCm version: 6.0.2", "ROCm install is 5.6.1", "rocm 5.6", "ROCm v6.1", "ROCm6.1" (not "+rocm5.7",
@@ -280,8 +281,14 @@ def parse_prose(text: str, source: str) -> list[Row]:
             if line.startswith("-"):
                 m = CONFIG_HIP_RE.match(line)
                 if m:
-                    transcripts.append(_torch_row("", f"{source} line {n} (torch.__config__.show(): HIP Runtime "
-                                                      f"{m.group(1)}, the HIP runtime torch runs on)", hip=m.group(1)))
+                    # the runtime torch loaded (aten's showConfig asks hipRuntimeGetVersion): a library fact, which
+                    # BLD046 compares with the build's HIP; and, when nothing else names the build, the build's HIP
+                    # itself (a pip wheel runs on the runtime it carries), as the weakest reading
+                    hip = m.group(1)
+                    transcripts.append(row("libraries", f"{source} line {n} (torch.__config__.show(): HIP Runtime {hip})",
+                                           name="amdhip64", version=hip, path="", origin="pasted", selected=True))
+                    transcripts.append(_torch_row("", f"{source} line {n} ({CONFIG_SHOW}: HIP Runtime {hip}, the HIP "
+                                                      "runtime torch runs on)", hip=hip))
                 continue  # the build's own list ("- ROCm 6.2.0" there is the build's release, not the system's)
             in_config = False
         # the system's ROCm
@@ -405,7 +412,8 @@ def is_stated(r: Row) -> bool:
 
 def is_index(r: Row) -> bool:
     """The weakest rows: an install index, or a build's ROCm release said in words (no version of torch known)."""
-    return f"({INDEX} " in r.source or f"({BUILD_STATED}:" in r.source
+    return f"({INDEX} " in r.source or f"({BUILD_STATED}:" in r.source or (
+        r.table == "framework_builds" and f"({CONFIG_SHOW}:" in r.source)
 
 
 def weakest_first_dropped(rows: list[Row]) -> list[Row]:
