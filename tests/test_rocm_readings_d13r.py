@@ -171,3 +171,54 @@ def test_a_link_error_reads_toolchain_not_a_loaded_library_abi():
     # "capability" holds the letters a-b-i: no ABI reading from it
     assert "extension-abi" not in causes("RuntimeError: the GPU compute capability is not supported by this "
                                          "operation\n")
+
+
+# ---------------------------------------------------------------- an integrated GPU next to the discrete one
+def test_an_integrated_gpu_with_an_amd_gpu_and_a_crash_reads_gpu_arch_unsupported():
+    text = ("If a user is running an AMD GPU on an AMD CPU with an iGPU, the model loader crashes unless "
+            "HIP_VISIBLE_DEVICES=0 is set.\nRuntimeError: loading the model on device 1 failed\n")
+    got = rank(scan(text), learned=None)
+    assert got and got[0].cause == "gpu-arch-unsupported"
+    assert any(e.get("hint") == "igpu-said" for e in got[0].evidence)
+
+
+def test_an_integrated_gpu_look_alikes():
+    # Strix Halo's graphics (gfx1151) is the machine's GPU and ROCm carries it
+    assert "gpu-arch-unsupported" not in causes(
+        "Ryzen AI Max+ 395 with the Radeon 8060S iGPU on an AMD GPU stack\nRuntimeError: loading the model on device 0 failed\n")
+    # an iGPU named on an NVIDIA laptop, no AMD GPU: nothing about ROCm targets
+    assert "gpu-arch-unsupported" not in causes(
+        "Laptop with an Intel iGPU and a GeForce RTX 4060\nRuntimeError: loading the model on device 0 failed\n")
+    # a message of its own keeps its reading: the iGPU is only said to be there
+    assert causes("My AMD GPU machine also has an iGPU.\nSegmentation fault (core dumped)\n")[:1] != [
+        "gpu-arch-unsupported"]
+    # no error or symptom: nothing
+    assert causes("My AMD GPU setup: an RX 7900 XTX and the CPU's integrated graphics.\n") == []
+
+
+# ---------------------------------------------------------------- a pre-release build and an error nothing reads
+def test_a_nightly_with_an_unknown_error_reads_prerelease_regression():
+    text = ("PyTorch version: 2.11.0a0+rocm7.11.0a20260119\nKeyError: 'hipsparselt'\n"
+            "RuntimeError: the training step failed\n")
+    got = rank(scan(text), learned=None)
+    assert got and got[0].cause == "prerelease-regression" and got[0].confidence < 0.5
+    assert any(e.get("hint") == "prerelease" for e in got[0].evidence)
+
+
+def test_the_prerelease_reading_yields_to_any_other_reading_and_needs_an_error():
+    # a known message keeps its own reading, the nightly does not join it here
+    text = "torch 2.6.0.dev20241213+rocm6.2.4\nRuntimeError: HIP error: invalid device function\n"
+    assert causes(text)[:1] == ["gpu-arch-unsupported"] and "prerelease-regression" not in causes(text)
+    # a stable build, the same unknown error: nothing
+    assert causes("torch 2.5.1+rocm6.2\nRuntimeError: the training step failed\n") == []
+    # a nightly named, no error
+    assert causes("I installed torch 2.11.0.dev20260101+rocm7.1 from the nightly index.\n") == []
+    # out of memory on a nightly is capacity
+    assert "prerelease-regression" not in causes(
+        "torch 2.11.0.dev20260101+rocm7.1\ntorch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB\n")
+    # the framework refusing the program's own data (a reshape of the wrong size) on a nightly blames nothing
+    assert "prerelease-regression" not in causes(
+        "torch 2.11.0.dev20260101+rocm7.1\nRuntimeError: shape '[4, 64]' is invalid for input of size 300\n")
+    # a user-code error on a nightly blames nothing
+    assert causes("torch 2.11.0.dev20260101+rocm7.1\nRuntimeError: mat1 and mat2 shapes cannot be multiplied "
+                  "(64x512 and 256x10)\n") == []

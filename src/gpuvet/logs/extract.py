@@ -112,6 +112,10 @@ HINTS: dict[str, str] = {
                   r"|\bnot (?:utili[sz]ing|using) (?:it|the gpu|my gpu)\b"
                   r"|\b(?:doesn'?t|does not|don'?t|isn'?t|is not|wasn'?t|was not) (?:use|using|utili[sz]e|utili[sz]ing) (?:the |my |any )?(?:gpu|graphics card|video card)"
                   r"|no compatible (?:amdgpu )?(?:gpus|devices) (?:were )?(?:discovered|detected))|\[CpuDevice\(id=0\)\]",
+    # an integrated GPU named ("the iGPU", "integrated graphics"): ROCm enumerates an APU's graphics next to a discrete
+    # GPU, and official ROCm builds carry kernels for none of them but Strix Halo's (gfx1151, below)
+    "igpu-said": r"(?i:\bigpus?\b|\bintegrated (?:amd |radeon )?(?:gpus?|graphics)\b)",
+    "strix-halo": r"\bgfx1151\b|\b80[4-6]0S\b|(?i:\bstrix halo\b|\bryzen ai max)",
     # a GPU back end that is not ROCm/HIP: DirectML (Windows), Vulkan (llama.cpp, Mesa's RADV); its failures do not
     # depend on the gfx targets ROCm builds carry
     "dml-vulkan": r"(?i:\bdirectml\b|torch[_-]directml|\bvulkan\b|\bradv\b)|\bdml_[a-z_]+\.(?:cc|cpp|h)\b|\bDml[A-Z][a-z]+[A-Za-z]*",
