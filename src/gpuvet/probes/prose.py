@@ -3,25 +3,34 @@
 A user who pastes no tool's output still says what the machine runs, in a few recurring shapes:
 
 * the **system's ROCm** as a statement: "ROCm 5.6.1 installed", "I'm running ROCm 6.1.3", "ROCm version: 6.0.2",
-  "Our ROCm install is 5.6.1", "Ubuntu 22.04, ROCm 5.6.1, MI210", GitHub's issue form (``### ROCm Version`` then
-  ``ROCm 6.0.0`` on a later line: the template of github.com/ROCm/ROCm and ROCm/TheRock issues); AMD's installer
-  package (``amdgpu-install_5.6.50601-1_all.deb``, ``repo.radeon.com/amdgpu-install/7.1/...``: its 5-digit build
-  field is the release, as in github.com/ROCm/legacy-rocm-build issues 1800, 5160, 5615) or "amdgpu-install 5.6.1";
-* the **framework's build** as a statement or a transcript: "torch version 2.3.0.dev20240215+rocm5.7", pip's
-  ``Requirement already satisfied: torch in ... (2.3.0+rocm6.0)``, uv's `` + torch==2.3.0+rocm6.0`` (``-`` lines
-  are what it removed), poetry's ``- Installing torch (2.3.0+rocm6.0)`` / ``- Updating torch (A -> B)``, the
-  ``HIP Runtime 5.7.31921`` line of ``torch.__config__.show()`` (aten's CUDAHooks::showConfig prints
-  ``"  - HIP Runtime "`` and the runtime's version, under ``PyTorch built with:``), and the ROCm variant of
-  PyTorch's package index in an install command, a requirements file, pip's ``Looking in indexes:`` or a uv / poetry
-  index (``download.pytorch.org/whl/nightly/rocm5.7``): every wheel of that index is built for that ROCm release.
+  "Our ROCm install is 5.6.1", "Ubuntu 22.04, ROCm 5.6.1, MI210", "AMD ROCm™ 5.6.1 (from ...)", a two-cell Markdown
+  table row ``| ROCm | 5.6.1 |``, GitHub's issue form (``### ROCm Version`` then ``ROCm 6.0.0`` on a later line: the
+  template of github.com/ROCm/ROCm and ROCm/TheRock issues); AMD's installer package
+  (``amdgpu-install_5.6.50601-1_all.deb``, ``repo.radeon.com/amdgpu-install/7.1/...``: its 5-digit build field is the
+  release, as in github.com/ROCm/legacy-rocm-build issues 1800, 5160, 5615) or "amdgpu-install 5.6.1"; AMD's
+  multi-version packages (``rocm-core5.6.1`` in apt / dpkg rows: a tool's fact; in an install command: a statement);
+  ``ARG`` / ``ENV`` / ``export ROCM_VERSION=X``;
+* the **framework's build** as a statement or a transcript: "torch version 2.3.0.dev20240215+rocm5.7", ``| PyTorch |
+  X+rocmY |``, pip's ``Requirement already satisfied: torch in ... (2.3.0+rocm6.0)``, uv's `` + torch==2.3.0+rocm6.0``
+  (``-`` lines are what it removed), poetry's ``- Installing torch (2.3.0+rocm6.0)`` / ``- Updating torch (A -> B)``,
+  uv.lock / poetry.lock tables, ``torch.version.hip: X`` on one line, ComfyUI's ``ROCm version: (6, 2)`` (the major.minor
+  of torch.version.hip, comfy/model_management.py); weakest, the ROCm variant of PyTorch's package index in an install
+  command, a requirements file, pip's ``Looking in indexes:`` or a uv / poetry index
+  (``download.pytorch.org/whl/nightly/rocm5.7``: every wheel of that index is built for that ROCm release) and a
+  build named by its ROCm release alone ("the PyTorch nightly for ROCm 5.7");
+* the **HIP runtime torch loaded**: the ``HIP Runtime 5.7.31921`` line of ``torch.__config__.show()`` (aten's
+  showConfig prints ``"  - HIP Runtime "`` and hipRuntimeGetVersion, under ``PyTorch built with:``), a library fact;
+  the build's HIP too, as the weakest reading, when nothing else names the build.
 
 Role decides, never the bare number.  A statement counts only when nothing in its sentence makes it a change, a
-comparison, a wish or somebody else's setup ("tried ROCm 5.7 and 6.0", "upgrade to ROCm 6.1 fixed it", "works on
-ROCm 5.7", "PyTorch for ROCm 5.7", a release in a docs URL), when its sentence names one release only, and when the
-whole text states one release only.  An install command counts unless it is commented out, offered as a suggestion
-("try: pip install ..."), or followed by pip's "no matching distribution".  Every row says so in its source
-(``STATED`` / ``INDEX``), and ``pasted.parse_report`` drops them where a tool's output in the same text says the same
-thing more exactly: a tool's ROCm or HIP release outranks a stated one, any torch version outranks an index.
+comparison, a question, a wish or somebody else's setup ("tried ROCm 5.7 and 6.0", "upgrade to ROCm 6.1 fixed it",
+"works on ROCm 5.7", "PyTorch for ROCm 5.7" as the system, a release in a docs URL), when its sentence names one
+release only, and when the whole text states one release only.  An install command counts unless it is commented
+out, offered as a suggestion ("try: pip install ..."), or followed by pip's "no matching distribution".  Every row
+says so in its source (``STATED`` / ``INDEX`` / ``BUILD_STATED`` / ``CONFIG_SHOW``), and ``pasted.parse_report``
+drops them where a tool's output in the same text says the same thing more exactly (``weakest_first_dropped``): a
+tool's ROCm or HIP release outranks a stated one, a torch version printed by a tool outranks a stated one, and any
+torch version outranks the weakest readings.
 """
 from __future__ import annotations
 
