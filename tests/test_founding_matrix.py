@@ -82,6 +82,11 @@ SYSTEM = {
                                 f"rocm/dev-ubuntu-22.04   {s}   0c8a5d3f0e2b   2 weeks ago   4.1GB"],
     "dockerfile-arg": lambda s: [f"ARG ROCM_VERSION={s}", "FROM ubuntu:22.04",
                                  "RUN apt-get update && apt-get install -y wget"],
+    "apt-list-multi-version": lambda s: ["$ apt list --installed 2>/dev/null | grep rocm-core",
+                                         f"rocm-core{s}/jammy,now {s}.{_build_no(s)}-93~22.04 amd64 [installed,automatic]"],
+    "apt-install-multi-version": lambda s: [f"$ sudo apt install rocm-hip-sdk{s}"],
+    "markdown-table": lambda s: ["| Component | Version |", "|---|---|", f"| **ROCm** | `{s}` |", "| GPU | MI210 |"],
+    "trademark-parenthetical": lambda s: [f"AMD ROCm™ {s} (from /opt/rocm/.info/version) on the training node."],
 }
 
 
@@ -122,6 +127,9 @@ FRAMEWORK = {
         "[[package]]", 'name = "torch"', f'version = "{tv}"', f'source = {{ registry = "{_index(tv, tag)}" }}'],
     "prose-build": lambda tv, tag, hip: [
         f"Installed the PyTorch {'nightly' if _nightly(tv) else 'build'} for ROCm {tag} in a venv."],
+    "version-hip-inline": lambda tv, tag, hip: [f"torch.version.hip: {hip}-d1770ee1b", "torch.cuda.is_available(): True"],
+    "markdown-table-torch": lambda tv, tag, hip: ["| package | version |", "|---|---|", f"| PyTorch | {tv} |",
+                                                   "| diffusers | 0.26.3 |"],
     "config-show": lambda tv, tag, hip: [
         '$ python -c "import torch; print(torch.__config__.show())"', "PyTorch built with:", "  - GCC 9.3",
         "  - C++ Version: 201703", "  - OpenMP 201511 (a.k.a. OpenMP 4.5)", f"  - HIP Runtime {hip}",
@@ -249,6 +257,10 @@ def test_a_newer_system_is_named_so_and_not_told_to_upgrade():
     "If you have ROCm 6.0 installed, use the rocm6.0 index.\n",
     "ROCm version: (6, 2)\n",  # ComfyUI's print of torch.version.hip: the build's
     "# ARG ROCM_VERSION=6.0\n",
+    "Try this:\nsudo apt install rocm-hip-sdk6.0.2\n",
+    "ROCm 6.2 (released today) brings MI300 support\n",
+    "| Component | node A | node B |\n|---|---|---|\n| ROCm | 7.0.3 | 7.2.1 |\n",  # which column is this machine?
+    "| torch | ROCm | result |\n|---|---|---|\n| 2.3.0+rocm5.7 | 5.6.1 | crash |\n| 2.1.2+rocm5.6 | 5.6.1 | ok |\n",
 ])
 def test_prose_in_another_role_is_no_system_fact(text):
     rows = parse_prose(text, "t")
@@ -405,3 +417,26 @@ def test_a_stamped_line_in_prose_is_not_a_runner_log():
     assert clean(text) == text
     gh = "2024-02-20T10:01:02.1234567Z HIP version: 5.6.31062\n2024-02-20T10:01:03.1234567Z done\n"
     assert clean(gh) == "HIP version: 5.6.31062\ndone\n"
+
+
+def test_a_pasted_gpu_and_release_without_the_driver_is_not_a_missing_driver():
+    """Absent is not "not loaded" (issue 9): a ComfyUI log and a stated release name the GPU and ROCm on a machine whose
+    driver the text never shows; DRV026 says it cannot tell. rocminfo's own "ROCk module is NOT loaded" still fails it."""
+    text = "ROCm 5.6.1 installed on the host.\nDevice: cuda:0 AMD Instinct MI210 : native\n"
+    doc = run_cli(["check", "--from", "-", "--format", "json"], stdin=text).json()
+    assert {f["code"]: f["outcome"] for f in doc["findings"] if f["code"] == "DRV026"} == {"DRV026": "unknown"}
+
+
+@pytest.mark.parametrize("runtime,loads_other", [("5.6.31062", True), ("5.7.31921", False)])
+def test_config_show_names_the_runtime_torch_runs_on(runtime, loads_other):
+    """torch.__config__.show()'s "HIP Runtime" is the runtime torch loaded (aten asks hipRuntimeGetVersion): beside
+    torch.version.hip it is the loaded-vs-built comparison (BLD046), not a second build."""
+    text = ('$ python -c "import torch; print(torch.__version__, torch.version.hip); print(torch.__config__.show())"\n'
+            "2.3.0.dev20240215+rocm5.7 5.7.31921-d1770ee1b\nPyTorch built with:\n  - GCC 9.3\n"
+            f"  - HIP Runtime {runtime}\n  - MIOpen 2.20.0\n$ cat /opt/rocm/.info/version\n5.6.1-93\n")
+    facts = parse_report(text, "t")
+    assert [b.get("hip") for b in facts.table("framework_builds")] == ["5.7.31921-d1770ee1b"]
+    doc = run_cli(["check", "--from", "-", "--format", "json"], stdin=text).json()
+    got = {f["code"]: f for f in doc["findings"] if f["code"] in ("RTM021", "BLD046")}
+    assert got["RTM021"]["outcome"] == "failed" and f"runs on HIP runtime {runtime}" in got["RTM021"]["title"]
+    assert got["BLD046"]["outcome"] == ("failed" if loads_other else "passed"), got["BLD046"]["title"]

@@ -252,3 +252,47 @@ def test_a_confident_model_alone_follows_the_layer_vocabulary():
     causes = [d.cause for d in diags]
     assert diags[0].signatures == ["fallback"] and "toolchain" in causes[1:], causes
     assert diags[causes.index("toolchain")].confidence < diags[0].confidence
+
+
+def test_an_unsure_model_says_nothing_when_the_framework_refused_the_programs_own_data():
+    """The exception that ended the run is the framework checking an index, a label or a shape the program passed
+    (torch's indexing and view checks, TensorFlow's gather and sparse cross-entropy, worded as their sources print
+    them): an unsure model's guess would blame the stack for the user's data.  The same model still guesses on a
+    stack error, also one that follows such a message, and on look-alikes that only share words with them."""
+    unsure = _toy_model({t: {"1": 0.25, "2": 0.15} for t in ("indices", "shape", "tensorflow", "torch")})
+    silent = [
+        "RuntimeError: indices should be either on cpu or on the same device as the indexed tensor (cpu)",
+        "tensorflow.python.framework.errors_impl.InvalidArgumentError: indices[0,2] = 52 is not in [0, 30)",
+        "tensorflow.python.framework.errors_impl.InvalidArgumentError: Received a label value of 48 which is "
+        "outside the valid range of [0, 40).  Label values: 1 23 24 47 11 39 5 1 1",
+        "RuntimeError: shape '[-1, 784]' is invalid for input of size 1000 (torch view)",
+    ]
+    for line in silent:
+        s = scan("Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n" + line + "\n")
+        assert rank(s, learned=None) == [], line  # no signature reads it: only the model could speak
+        assert rank(s, learned=unsure) == [], line
+    speaks = [
+        # a stack error after the data message: the run ended on the stack's failure
+        "InvalidArgumentError: indices[0,2] = 52 is not in [0, 30)\nRuntimeError: the torch frobnicator exploded",
+        # the same words, not the framework's check
+        "RuntimeError: torch indices kernel exploded",
+        "RuntimeError: tensorflow shape [-1, 784] frobnicator exploded",
+    ]
+    for text in speaks:
+        s = scan(text + "\n")
+        assert rank(s, learned=None) == [], text
+        diags = rank(s, learned=unsure)
+        assert diags and diags[0].cause == "runtime-mismatch" and "low confidence" in diags[0].title, (text, diags)
+
+
+def test_readings_do_not_depend_on_the_order_of_the_features():
+    """Weights are multiples of 1/scale: two causes can tie exactly, and a float sum taken in another order differs in its
+    last bit (0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1), which flipped a tie from one process to the next (the features come
+    from sets).  The model sums in one fixed order and breaks an exact tie by the cause's name."""
+    model = learned.Model({"format": learned.FORMAT, "classes": ["none", "other", "toolchain"], "bias": [-5.0, 0.0, 0.0],
+                           "weights": {"a": {"1": 0.1}, "b": {"1": 0.2}, "c": {"1": 0.3}, "d": {"2": 0.6}},
+                           "abstain": 0.5})
+    orders = [{"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0}, {"d": 1.0, "c": 1.0, "b": 1.0, "a": 1.0},
+              {"c": 1.0, "a": 1.0, "d": 1.0, "b": 1.0}]
+    assert len({tuple(model.scores(f)) for f in orders}) == 1
+    assert len({tuple(r.cause for r in model.read(f)) for f in orders}) == 1

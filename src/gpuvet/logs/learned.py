@@ -258,7 +258,9 @@ class Model:
 
     def scores(self, feats: dict[str, float]) -> list[float]:
         z = list(self.bias)
-        for t, v in feats.items():
+        # in a fixed order: the features come from sets (hints, identifier parts), and a float sum in another order can
+        # differ in its last bit, which flipped exact ties (weights are multiples of 1/scale) from one process to the next
+        for t, v in sorted(feats.items()):
             row = self.weights.get(t)
             if row:
                 for k, w in row.items():
@@ -275,7 +277,7 @@ class Model:
     def read(self, feats: dict[str, float], limit: int = 3) -> list[Reading]:
         probs = self.probabilities(feats)
         out = []
-        for cause, p in sorted(probs.items(), key=lambda kv: -kv[1])[:limit]:
+        for cause, p in sorted(probs.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]:
             k = self.classes.index(cause)
             contrib = sorted(((self.weights.get(t, {}).get(k, 0.0) * v, t) for t, v in feats.items()), reverse=True)
             terms = tuple(t for w, t in contrib[:4] if w > 0)

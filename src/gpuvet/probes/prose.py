@@ -3,25 +3,34 @@
 A user who pastes no tool's output still says what the machine runs, in a few recurring shapes:
 
 * the **system's ROCm** as a statement: "ROCm 5.6.1 installed", "I'm running ROCm 6.1.3", "ROCm version: 6.0.2",
-  "Our ROCm install is 5.6.1", "Ubuntu 22.04, ROCm 5.6.1, MI210", GitHub's issue form (``### ROCm Version`` then
-  ``ROCm 6.0.0`` on a later line: the template of github.com/ROCm/ROCm and ROCm/TheRock issues); AMD's installer
-  package (``amdgpu-install_5.6.50601-1_all.deb``, ``repo.radeon.com/amdgpu-install/7.1/...``: its 5-digit build
-  field is the release, as in github.com/ROCm/legacy-rocm-build issues 1800, 5160, 5615) or "amdgpu-install 5.6.1";
-* the **framework's build** as a statement or a transcript: "torch version 2.3.0.dev20240215+rocm5.7", pip's
-  ``Requirement already satisfied: torch in ... (2.3.0+rocm6.0)``, uv's `` + torch==2.3.0+rocm6.0`` (``-`` lines
-  are what it removed), poetry's ``- Installing torch (2.3.0+rocm6.0)`` / ``- Updating torch (A -> B)``, the
-  ``HIP Runtime 5.7.31921`` line of ``torch.__config__.show()`` (aten's CUDAHooks::showConfig prints
-  ``"  - HIP Runtime "`` and the runtime's version, under ``PyTorch built with:``), and the ROCm variant of
-  PyTorch's package index in an install command, a requirements file, pip's ``Looking in indexes:`` or a uv / poetry
-  index (``download.pytorch.org/whl/nightly/rocm5.7``): every wheel of that index is built for that ROCm release.
+  "Our ROCm install is 5.6.1", "Ubuntu 22.04, ROCm 5.6.1, MI210", "AMD ROCm™ 5.6.1 (from ...)", a two-cell Markdown
+  table row ``| ROCm | 5.6.1 |``, GitHub's issue form (``### ROCm Version`` then ``ROCm 6.0.0`` on a later line: the
+  template of github.com/ROCm/ROCm and ROCm/TheRock issues); AMD's installer package
+  (``amdgpu-install_5.6.50601-1_all.deb``, ``repo.radeon.com/amdgpu-install/7.1/...``: its 5-digit build field is the
+  release, as in github.com/ROCm/legacy-rocm-build issues 1800, 5160, 5615) or "amdgpu-install 5.6.1"; AMD's
+  multi-version packages (``rocm-core5.6.1`` in apt / dpkg rows: a tool's fact; in an install command: a statement);
+  ``ARG`` / ``ENV`` / ``export ROCM_VERSION=X``;
+* the **framework's build** as a statement or a transcript: "torch version 2.3.0.dev20240215+rocm5.7", ``| PyTorch |
+  X+rocmY |``, pip's ``Requirement already satisfied: torch in ... (2.3.0+rocm6.0)``, uv's `` + torch==2.3.0+rocm6.0``
+  (``-`` lines are what it removed), poetry's ``- Installing torch (2.3.0+rocm6.0)`` / ``- Updating torch (A -> B)``,
+  uv.lock / poetry.lock tables, ``torch.version.hip: X`` on one line, ComfyUI's ``ROCm version: (6, 2)`` (the major.minor
+  of torch.version.hip, comfy/model_management.py); weakest, the ROCm variant of PyTorch's package index in an install
+  command, a requirements file, pip's ``Looking in indexes:`` or a uv / poetry index
+  (``download.pytorch.org/whl/nightly/rocm5.7``: every wheel of that index is built for that ROCm release) and a
+  build named by its ROCm release alone ("the PyTorch nightly for ROCm 5.7");
+* the **HIP runtime torch loaded**: the ``HIP Runtime 5.7.31921`` line of ``torch.__config__.show()`` (aten's
+  showConfig prints ``"  - HIP Runtime "`` and hipRuntimeGetVersion, under ``PyTorch built with:``), a library fact;
+  the build's HIP too, as the weakest reading, when nothing else names the build.
 
 Role decides, never the bare number.  A statement counts only when nothing in its sentence makes it a change, a
-comparison, a wish or somebody else's setup ("tried ROCm 5.7 and 6.0", "upgrade to ROCm 6.1 fixed it", "works on
-ROCm 5.7", "PyTorch for ROCm 5.7", a release in a docs URL), when its sentence names one release only, and when the
-whole text states one release only.  An install command counts unless it is commented out, offered as a suggestion
-("try: pip install ..."), or followed by pip's "no matching distribution".  Every row says so in its source
-(``STATED`` / ``INDEX``), and ``pasted.parse_report`` drops them where a tool's output in the same text says the same
-thing more exactly: a tool's ROCm or HIP release outranks a stated one, any torch version outranks an index.
+comparison, a question, a wish or somebody else's setup ("tried ROCm 5.7 and 6.0", "upgrade to ROCm 6.1 fixed it",
+"works on ROCm 5.7", "PyTorch for ROCm 5.7" as the system, a release in a docs URL), when its sentence names one
+release only, and when the whole text states one release only.  An install command counts unless it is commented
+out, offered as a suggestion ("try: pip install ..."), or followed by pip's "no matching distribution".  Every row
+says so in its source (``STATED`` / ``INDEX`` / ``BUILD_STATED`` / ``CONFIG_SHOW``), and ``pasted.parse_report``
+drops them where a tool's output in the same text says the same thing more exactly (``weakest_first_dropped``): a
+tool's ROCm or HIP release outranks a stated one, a torch version printed by a tool outranks a stated one, and any
+torch version outranks the weakest readings.
 """
 from __future__ import annotations
 
@@ -35,11 +44,12 @@ from .mentions import _snippet, _torch_row
 STATED = "stated in the text"
 INDEX = "from the install index"
 BUILD_STATED = "the build's ROCm, stated in the text"
+CONFIG_SHOW = "torch.__config__.show()"
 
 _V = r"\d+\.\d+(?:\.\d+)?"
 # "ROCm 5.6.1", "ROCm version: 6.0.2", "ROCm install is 5.6.1", "rocm 5.6", "ROCm v6.1", "ROCm6.1" (not "+rocm5.7",
 # "/rocm5.7", "pytorch_rocm6.1", "rocm-5.6.1": tags, URLs and paths are other readers')
-PROSE_ROCM_RE = lazy(r"(?<![\w/.+-])ROCm(?:[ \t]+(?:version|release|install(?:ation)?|stack|runtime|sdk))?"
+PROSE_ROCM_RE = lazy(r"(?<![\w/.+-])ROCm(?:™|®|\(TM\))?(?:[ \t]+(?:version|release|install(?:ation)?|stack|runtime|sdk))?"
                      r"(?:\*\*|`)?(?:[ \t]+(?:is|=))?[ \t]*(?:[:=][ \t]*)?(?:\*\*|`)?v?(" + _V + r")(?![\w]|\.\d)", re.I)
 # the issue form's field: a heading "### ROCm Version" (or "**ROCm version**") alone, its value a few lines below
 FORM_HEAD_RE = lazy(r"^(?:#{1,4}[ \t]*|\*\*)?ROCm[ \t]+[Vv]ersion(?:\*\*)?:?[ \t]*$")
@@ -58,6 +68,23 @@ COMFY_ROCM_RE = lazy(r"\bROCm version: \((\d+), (-?\d+)\)[ \t]*$")
 # lock files (uv.lock, poetry.lock): a package's table, name then version
 LOCK_NAME_RE = lazy(r"^name[ \t]*=[ \t]*\"torch\"[ \t]*$")
 LOCK_VERSION_RE = lazy(r"^version[ \t]*=[ \t]*\"(\d+\.\d+\.\d+[\w.]*\+rocm[\w.]+)\"[ \t]*$")
+# AMD's multi-version installs name the release in the package itself ("sudo apt install rocm-hip-sdk5.6.1",
+# "rocm-core5.6.1/jammy,now 5.6.1.50601-93~22.04 amd64 [installed]", "ii  rocm-core5.6.1  5.6.1.50601-93~22.04 ...")
+MULTI_PKG_RE = lazy(r"(?<![\w.-])(rocm-core|rocm-hip-sdk|rocm-hip-runtime|rocm-hip-libraries|rocm-dev|rocm-libs|rocm-utils"
+                    r"|rocm-language-runtime|rocm-ml-sdk|hip-runtime-amd)(\d+\.\d+\.\d+)(?![\w]|\.\d)")
+MULTI_LIST_RE = lazy(r"^(?:ii[ \t]|[a-z0-9][a-z0-9.+-]*/[\w,.-]+ \S+ (?:amd64|arm64|all)\b)")
+MULTI_INSTALL_RE = lazy(r"\b(?:apt(?:-get)?|dnf|yum|zypper)[ \t]+(?:-[-\w]+[ \t]+){0,3}install\b")
+# torch.version.hip quoted with its value on one line: "torch.version.hip: 5.7.31921-d1770ee1b", "torch.version.hip ==
+# '5.7.31921-d1770ee1b'" (HIP's own numbering, X.Y.NNNNN: no other number is taken for it)
+TORCH_HIP_INLINE_RE = lazy(r"\btorch\.version\.hip\b[)'\"\]]*[ \t]*(?:(?:==|=|:|->|is)[ \t]*)?['\"]?(\d+\.\d+\.\d{4,6}(?:-[0-9a-f]+)?)"
+                           r"['\"]?(?![\w.])")
+# a Markdown table row of two cells, the first naming what the second holds: "| ROCm | 5.6.1 |", "| PyTorch |
+# 2.3.0+rocm5.7 |" (a row of more cells compares machines or attempts: which column is this one's is not known)
+TABLE_ROW_RE = lazy(r"^\|[ \t]*(?:\*\*)?([A-Za-z][\w .-]{0,30}?)(?:\*\*)?[ \t]*\|[ \t]*`?([^|`]{1,80}?)`?[ \t]*\|[ \t]*$")
+TABLE_ROCM_LABEL = lazy(r"^(?:AMD[ \t]+)?ROCm(?:[ \t]+(?:version|release))?$", re.I)
+TABLE_TORCH_LABEL = lazy(r"^(?:py)?torch(?:[ \t]+version)?$", re.I)
+TABLE_ROCM_VALUE = lazy(r"^(?:ROCm[ \t]*)?v?(" + _V + r")$", re.I)
+TABLE_TORCH_VALUE = lazy(r"^v?(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?\+rocm\d+\.\d+(?:\.\d+)?(?:[a-z]+\d+)?)$")
 # torch's version with its ROCm tag in a sentence: "torch version 2.3.0.dev20240215+rocm5.7", "PyTorch 2.8.0 + rocm6.4",
 # "torch==2.3.0+rocm6.0"
 TORCH_INLINE_RE = lazy(r"(?<![\w.-])(?:py)?torch(?:[ \t]+(?:version|ver))?(?:[ \t]+is)?[ \t]*(?:(?:==|=|:)[ \t]*)?v?"
@@ -166,7 +193,7 @@ def _clause(sentence: str, a: int, b: int) -> tuple[str, str]:
 
 def _prev_word(before: str) -> str:
     words = [w.lower() for w in _WORD.findall(before)]
-    while words and words[-1] in ("the", "a", "an"):
+    while words and words[-1] in ("the", "a", "an", "amd"):
         words.pop()
     return words[-1] if words else ""
 
@@ -213,9 +240,9 @@ def _rocm_statements(line: str) -> list[tuple[str, str, str]]:
                 out.append(("build", m.group(1), _snippet(sent, 100)))
             continue
         # a field: the sentence opens with the mention ("ROCm version: 6.0.2", "- **ROCm**: 7.2.0", a line "ROCm 6.0")
-        opens = not _BULLET.sub("", sent[:m.start()]).strip()
+        opens = _BULLET.sub("", sent[:m.start()]).strip() in ("", "AMD")
         rest = sent[m.end():].strip(" \t.*`")
-        field = opens and (bool(re.search(r"[:=]|\bis\b", m.group(0))) or not rest)
+        field = opens and (bool(re.search(r"[:=]|\bis\b", m.group(0))) or not rest or rest.startswith("("))
         if not (field or prev in _SYSTEM_PREV or _SYSTEM_NEXT.match(after) or _ENV_WORDS.search(sent)):
             continue
         out.append(("system", m.group(1), _snippet(sent, 100)))
@@ -246,6 +273,7 @@ def parse_prose(text: str, source: str) -> list[Row]:
     rocm_stated: list[tuple[str, int, str]] = []
     torch_stated: list[tuple[str, int, str]] = []
     build_stated: list[tuple[str, int, str]] = []
+    multi: list[Row] = []
     transcripts: list[Row] = []
     index: list[tuple[str, bool, int, str]] = []
     in_config = False
@@ -262,8 +290,14 @@ def parse_prose(text: str, source: str) -> list[Row]:
             if line.startswith("-"):
                 m = CONFIG_HIP_RE.match(line)
                 if m:
-                    transcripts.append(_torch_row("", f"{source} line {n} (torch.__config__.show(): HIP Runtime "
-                                                      f"{m.group(1)}, the HIP runtime torch runs on)", hip=m.group(1)))
+                    # the runtime torch loaded (aten's showConfig asks hipRuntimeGetVersion): a library fact, which
+                    # BLD046 compares with the build's HIP; and, when nothing else names the build, the build's HIP
+                    # itself (a pip wheel runs on the runtime it carries), as the weakest reading
+                    hip = m.group(1)
+                    transcripts.append(row("libraries", f"{source} line {n} (torch.__config__.show(): HIP Runtime {hip})",
+                                           name="amdhip64", version=hip, path="", origin="pasted", selected=True))
+                    transcripts.append(_torch_row("", f"{source} line {n} ({CONFIG_SHOW}: HIP Runtime {hip}, the HIP "
+                                                      "runtime torch runs on)", hip=hip))
                 continue  # the build's own list ("- ROCm 6.2.0" there is the build's release, not the system's)
             in_config = False
         # the system's ROCm
@@ -287,6 +321,17 @@ def parse_prose(text: str, source: str) -> list[Row]:
             if m and int(m.group(2)) >= 0:
                 transcripts.append(_torch_row("", f"{source} line {n} (ComfyUI: {_snippet(line, 80)}: torch.version.hip's "
                                                   "major.minor)", hip=f"{m.group(1)}.{m.group(2)}"))
+        if "rocm-" in line or "hip-runtime-amd" in line:
+            listed = bool(MULTI_LIST_RE.match(line))
+            if listed or (MULTI_INSTALL_RE.search(line) and not _suggested(lines, i)):
+                for pm_ in MULTI_PKG_RE.finditer(line):
+                    if listed:  # the package list says it is installed: a tool's fact
+                        multi.append(row("runtimes", f"{source} line {n} (installed package {pm_.group(0)})",
+                                         vendor="amd", name="rocm", version=pm_.group(2),
+                                         path=f"/opt/rocm-{pm_.group(2)}", origin="pasted"))
+                    else:
+                        rocm_stated.append((pm_.group(2), n, f"installed with {_snippet(line, 80)}"))
+                    break
         if "amdgpu-install" in line:
             pm = AMDGPU_INSTALL_PKG_RE.search(line)
             um = AMDGPU_INSTALL_URL_RE.search(line)
@@ -304,6 +349,21 @@ def parse_prose(text: str, source: str) -> list[Row]:
                     # 21.40): no ROCm release; AMD's release numbering starts at 5
                     if am and 5 <= int(am.group(1).split(".")[0]) < 20 and _statement_ok(sent, [am.span()]):
                         rocm_stated.append((am.group(1), n, _snippet(sent, 100)))
+        if line.startswith("|"):
+            m = TABLE_ROW_RE.match(line)
+            if m and TABLE_ROCM_LABEL.match(m.group(1).strip()):
+                vm = TABLE_ROCM_VALUE.match(m.group(2).strip())
+                if vm:
+                    rocm_stated.append((vm.group(1), n, _snippet(line, 100)))
+            elif m and TABLE_TORCH_LABEL.match(m.group(1).strip()):
+                vm = TABLE_TORCH_VALUE.match(m.group(2).strip())
+                if vm:
+                    torch_stated.append((vm.group(1), n, _snippet(line, 100)))
+        if "torch.version.hip" in line:
+            m = TORCH_HIP_INLINE_RE.search(line)
+            if m:
+                transcripts.append(_torch_row("", f"{source} line {n} (torch.version.hip: {_snippet(line, 80)})",
+                                              hip=m.group(1)))
         # the framework's build
         low = line.lower()
         if "torch" in low:
@@ -329,6 +389,11 @@ def parse_prose(text: str, source: str) -> list[Row]:
         v, n, words = rocm_stated[0]
         out.append(row("runtimes", f"{source} line {n} ({STATED}: {words})", vendor="amd", name="rocm", version=v,
                        path="/opt/rocm", origin="pasted"))
+    seen_multi: set[str] = set()
+    for r in multi:  # one row per release, however many of its packages are listed
+        if r.get("version") not in seen_multi:
+            seen_multi.add(str(r.get("version")))
+            out.append(r)
     out.extend(transcripts)
     failed = bool(INSTALL_FAILED_RE.search(text))  # pip found nothing to install: the command states no build
     if len({_mm(v) for v, _, _ in build_stated}) == 1 and not failed:
@@ -356,7 +421,8 @@ def is_stated(r: Row) -> bool:
 
 def is_index(r: Row) -> bool:
     """The weakest rows: an install index, or a build's ROCm release said in words (no version of torch known)."""
-    return f"({INDEX} " in r.source or f"({BUILD_STATED}:" in r.source
+    return f"({INDEX} " in r.source or f"({BUILD_STATED}:" in r.source or (
+        r.table == "framework_builds" and f"({CONFIG_SHOW}:" in r.source)
 
 
 def weakest_first_dropped(rows: list[Row]) -> list[Row]:
@@ -385,11 +451,12 @@ def weakest_first_dropped(rows: list[Row]) -> list[Row]:
     return out
 
 
-_ANY = re.compile(r"(?i:rocm)(?:[ \t]+(?:version|release|install\w*|stack|runtime|sdk|is)){0,3}[ \t]*(?:[:=][ \t]*)?v?\d+\.\d"
+_ANY = re.compile(r"(?i:rocm)(?:™|®)?(?:[ \t]+(?:version|release|install\w*|stack|runtime|sdk|is)){0,3}[ \t]*(?:[:=][ \t]*)?v?\d+\.\d"
                   r"|amdgpu-install|download\.pytorch\.org/whl/|^[ \t]*PyTorch built with:"
                   r"|(?i:torch)[^\n]{0,40}\+[ \t]*rocm\d|Requirement already satisfied: (?:py)?torch|^[ \t]*\+[ \t]+torch=="
                   r"|(?:Installing|Updating|Downgrading)[ \t]+torch[ \t]+\(|ROCM_VERSION|ROCm version: \(\d"
-                  r"|^version[ \t]*=[ \t]*\"\d[^\"\n]{0,40}\+rocm", re.M)
+                  r"|^version[ \t]*=[ \t]*\"\d[^\"\n]{0,40}\+rocm|torch\.version\.hip\b[^\n]{0,12}\d\.\d"
+                  r"|^\|[ \t]*(?:\*\*)?(?:AMD[ \t]+)?(?i:rocm)|(?:rocm-[a-z-]+|hip-runtime-amd)\d+\.\d+\.\d", re.M)
 
 
 def has_prose(text: str) -> bool:
