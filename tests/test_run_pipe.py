@@ -206,8 +206,8 @@ def test_the_prefilters_group_yields_not_only_its_task():
         assert os.getpriority(os.PRIO_PROCESS, leader.pid) == want == os.getpriority(os.PRIO_PROCESS, member.pid)
         assert _autogroup(leader.pid)[-1] == str(want) and _autogroup(leader.pid)[0] != ours[0]
         assert _autogroup(member.pid) == ours == _autogroup()  # the shared group: as it was
-        # the job has ended: the group goes back to 0 (an unprivileged process may change a group's value once per
-        # 100 ms, machine-wide: hence the waits)
+        # the job has ended: the group goes back to 0 (an unprivileged process gets EAGAIN for a change within 100 ms
+        # of its last: hence the waits)
         for _ in range(20):
             time.sleep(0.11)
             run_mod._restore_group(leader.pid)

@@ -350,7 +350,7 @@ class MiddleScan:
         """grep yields to the job, unless it falls more than CATCH_UP_BYTES behind: then its group takes its full
         share (nice 0) until it is within a quarter of that again.  The queue it falls behind by is gpuvet's memory
         (up to MIDDLE_QUEUE) and, at the end, gpuvet's exit, which frees it: on the loaded VM, a yielding grep that
-        was let fall behind without this held 60 MB more at a flooding job's end, and the run ended ~40 ms later."""
+        was let fall behind without this held ~60 MB more at a flooding job's end, and the run ended ~30 ms later."""
         if self.yield_nice is None or self._ended:
             return
         behind = self._queued
@@ -361,7 +361,7 @@ class MiddleScan:
         else:
             return
         now = time.monotonic()
-        if now < self._next_pace:  # the kernel takes one such change per 100 ms from an unprivileged process
+        if now < self._next_pace:  # an unprivileged process gets EAGAIN for a change within 100 ms of the last
             return
         self._next_pace = now + PACE_S
         if _set_group_nice(self.proc.pid, nice):
@@ -999,11 +999,11 @@ def _lower_priority(pid: int) -> int | None:
     are all busy (data loaders, other jobs) it waits for the job rather than competing with it.  Should it fall
     more than MIDDLE_QUEUE behind, the rest of the middle is only counted (``run.output_unscanned_bytes``).
 
-    Its nice value alone did not do that where the scheduler groups tasks by session (autogroups: Linux's default
-    where the kernel has them, ``kernel.sched_autogroup_enabled``): a task's nice value only weighs against the
-    tasks of its own group, and grep leads a session of its own (a group of one), which got a full share of a busy
-    CPU against the job's group (on the 2-CPU VM, a job sharing one CPU with such a grep ran 33% longer; with its
-    group's nice value at 10, 5%).  So the group's nice value is set too (``/proc/PID/autogroup``), only where grep
+    Its nice value alone did not do that where the scheduler groups tasks by session (autogroups,
+    ``kernel.sched_autogroup_enabled``, on in this project's VM; see sched(7)): a task's nice value only weighs
+    against the tasks of its own group, and grep leads a session of its own (a group of one), which got a full share
+    of a busy CPU against the job's group (on the 2-CPU VM, a job sharing one CPU with such a grep ran 33% longer;
+    with its group's nice value at 10, 5%).  So the group's nice value is set too (``/proc/PID/autogroup``), only where grep
     leads its session: a group shared with anything else (the user's terminal session) is never touched.  The group's
     value when it was set, else None (:func:`_restore_group` undoes it once the job has ended; ``MiddleScan._pace``
     lifts it while grep catches up)."""
@@ -1022,8 +1022,8 @@ def _set_group_nice(pid: int, nice: int) -> bool:
         with open(f"/proc/{pid}/autogroup", "w") as fh:
             fh.write(str(nice))
         return True
-    except OSError:  # no autogroups in this kernel, not ours to change, or EAGAIN (the kernel takes one such change
-        return False  # from an unprivileged process per 100 ms, machine-wide): the task's nice value is all there is
+    except OSError:  # no autogroups in this kernel, not ours to change, or EAGAIN (an unprivileged process's change
+        return False  # within 100 ms of the last one): the task's nice value is all there is
 
 
 def _restore_group(pid: int) -> None:
