@@ -417,3 +417,26 @@ def test_a_stamped_line_in_prose_is_not_a_runner_log():
     assert clean(text) == text
     gh = "2024-02-20T10:01:02.1234567Z HIP version: 5.6.31062\n2024-02-20T10:01:03.1234567Z done\n"
     assert clean(gh) == "HIP version: 5.6.31062\ndone\n"
+
+
+def test_a_pasted_gpu_and_release_without_the_driver_is_not_a_missing_driver():
+    """Absent is not "not loaded" (issue 9): a ComfyUI log and a stated release name the GPU and ROCm on a machine whose
+    driver the text never shows; DRV026 says it cannot tell. rocminfo's own "ROCk module is NOT loaded" still fails it."""
+    text = "ROCm 5.6.1 installed on the host.\nDevice: cuda:0 AMD Instinct MI210 : native\n"
+    doc = run_cli(["check", "--from", "-", "--format", "json"], stdin=text).json()
+    assert {f["code"]: f["outcome"] for f in doc["findings"] if f["code"] == "DRV026"} == {"DRV026": "unknown"}
+
+
+@pytest.mark.parametrize("runtime,loads_other", [("5.6.31062", True), ("5.7.31921", False)])
+def test_config_show_names_the_runtime_torch_runs_on(runtime, loads_other):
+    """torch.__config__.show()'s "HIP Runtime" is the runtime torch loaded (aten asks hipRuntimeGetVersion): beside
+    torch.version.hip it is the loaded-vs-built comparison (BLD046), not a second build."""
+    text = ('$ python -c "import torch; print(torch.__version__, torch.version.hip); print(torch.__config__.show())"\n'
+            "2.3.0.dev20240215+rocm5.7 5.7.31921-d1770ee1b\nPyTorch built with:\n  - GCC 9.3\n"
+            f"  - HIP Runtime {runtime}\n  - MIOpen 2.20.0\n$ cat /opt/rocm/.info/version\n5.6.1-93\n")
+    facts = parse_report(text, "t")
+    assert [b.get("hip") for b in facts.table("framework_builds")] == ["5.7.31921-d1770ee1b"]
+    doc = run_cli(["check", "--from", "-", "--format", "json"], stdin=text).json()
+    got = {f["code"]: f for f in doc["findings"] if f["code"] in ("RTM021", "BLD046")}
+    assert got["RTM021"]["outcome"] == "failed" and f"runs on HIP runtime {runtime}" in got["RTM021"]["title"]
+    assert got["BLD046"]["outcome"] == ("failed" if loads_other else "passed"), got["BLD046"]["title"]

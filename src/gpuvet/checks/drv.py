@@ -150,7 +150,9 @@ def amdgpu_driver_not_loaded(ctx: Context) -> Iterable:
     """What it does:
     Fires when an AMD GPU is on the PCI bus (or named by a pasted report) and ROCm is installed,
     but the amdgpu kernel module is not loaded: no /sys/module/amdgpu, no KFD topology, rocminfo
-    "ROCk module is NOT loaded".
+    "ROCk module is NOT loaded".  In pasted text only when the text shows the module missing (rocminfo,
+    rocm-smi or amd-smi say so): a text that names the GPU and a ROCm release but nothing of the driver
+    says ``unknown``.
 
     Why is this bad?
     Without the amdgpu/KFD driver there is no /dev/kfd: every ROCm program reports no GPU
@@ -191,6 +193,12 @@ def amdgpu_driver_not_loaded(ctx: Context) -> Iterable:
     smi = [m for m in errs if re.search(r"amdgpu not found in modules|AMDSMI_STATUS_DRIVER_NOT_LOADED", m)]
     if not rocm and not rock and not smi:
         yield Skip("ROCm is not installed")
+        return
+    if not rock and not smi and "drivers" not in facts.probed:
+        # pasted text that shows a GPU and a ROCm release but nothing of the kernel driver: not shown is not
+        # "not loaded" (a ComfyUI log or a bug report's prose names both on a machine that works)
+        yield Unknown("whether the amdgpu kernel module is loaded is not in the text: paste `lsmod | grep amdgpu` "
+                      "and `ls -l /dev/kfd`, or run gpuvet check on the machine")
         return
     user_space = f"ROCm {rocm[0].get('version')} is installed" if rocm else \
         f"the ROCm user space is installed ({'rocminfo' if rock else 'amd-smi' if 'AMDSMI' in smi[0] else 'rocm-smi'} ran)"

@@ -83,6 +83,8 @@ def framework_hip_differs_from_rocm(ctx: Context) -> Iterable:
         if lib is not None and lib.get("origin") in ("framework-bundled", "pip", "conda"):
             loads = (f"it loads its own {lib.get('origin')} HIP runtime {lib.get('version') or ''} "
                      f"({lib.get('path')}), not the system's").replace("  ", " ")
+        elif lib is not None and not lib.get("path"):  # a pasted torch.__config__.show(): the version, no file
+            loads = f"it runs on HIP runtime {lib.get('version') or '?'} (torch.__config__.show())"
         elif lib is not None:
             loads = f"it loads the system HIP runtime {lib.get('path')} ({lib.get('version') or '?'})"
         else:

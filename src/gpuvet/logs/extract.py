@@ -25,12 +25,16 @@ from .gate import MultiGate
 HINTS: dict[str, str] = {
     "amd": r"\bgfx[0-9]{3,4}[a-z]?\b|\bRadeon\b|\bInstinct\b|\bMI[1-3][0-9]{2}X?\b|\bROCm\b|\brocm[0-9.]|\bamdgpu\b"
            r"|\bMIOpen\b|\brocBLAS\b|\bhipBLAS|\bRCCL\b|\bZLUDA\b|\bNavi ?[0-9]|\bVega\b|\bPolaris\b|\bAMD/ATI\b"
-           r"|HSA_|/dev/kfd|\bROCk\b|rocminfo|rocm-smi|amd-smi|libamdhip64|\bHIP error|\bhipError"
+           r"|HSA_|/dev/kfd|\bROCk\b|rocminfo|rocm-smi|amd-smi|libamdhip64|\bHIP error|\bhipError|\bAdrenalin\b"
            r"|\b(?:HIPBLAS|ROCBLAS|HIPBLASLT|MIOPEN|HIP)_(?:STATUS|ERROR)_|\bmiopenStatus|\brocblas_status",
     "nvidia": r"\bNVIDIA\b|\bGeForce\b|\bRTX ?[0-9]|\bGTX ?[0-9]|\bTesla\b|\bQuadro\b|nvidia-smi|\bsm_[0-9]{2,3}\b"
               r"|\+cu[0-9]{2,3}\b|CUDA used to build PyTorch: [0-9]|\bcuDNN\b|\bcudnn|libcuda\.so|\bNVRM\b"
               r"|\bH100\b|\bA100\b|\bV100\b|\bH200\b|\bL40S?\b",
-    "cuda-build": r"\+cu[0-9]{2,3}\b|CUDA used to build PyTorch: [0-9]|py[0-9.]+_cuda[0-9.]+|cuda[0-9.]+_cudnn|pytorch-cuda",
+    "cuda-build": r"\+cu[0-9]{2,3}\b|CUDA used to build PyTorch: [0-9]|py[0-9.]+_cuda[0-9.]+|cuda[0-9.]+_cudnn|pytorch-cuda"
+                  # NVIDIA's CUDA libraries as the pip packages a CUDA build of torch (PyPI's default on Linux) depends
+                  # on: "Requires: ... nvidia-cublas-cu11", "Collecting nvidia-cudnn-cu12==9.1.0.70",
+                  # "nvidia_cuda_runtime_cu12-12.4.127-py3-none-manylinux2014_x86_64.whl"
+                  r"|\bnvidia[-_](?:cublas|cuda[-_]runtime|cuda[-_]nvrtc|cuda[-_]cupti|cudnn|cufft|curand|cusolver|cusparse|nccl|nvtx|nvjitlink)[-_]cu1[0-9]\b",
     "rocm-build": r"\+rocm[0-9]|ROCM used to build PyTorch: [0-9]|HIP runtime version: [0-9]|tensorflow-rocm|-rocm[0-9]"
                   # an image tag naming the ROCm variant ("ollama/ollama:rocm", "ollama/ollama:0.4.0-rc5-rocm")
                   r"|\b[a-z0-9_./-]+/[a-z0-9_.-]+:(?:[A-Za-z0-9_.-]*-)?rocm(?![A-Za-z0-9.])",
@@ -50,7 +54,10 @@ HINTS: dict[str, str] = {
     "amd-gpu": r"\bgfx[0-9]{3,4}[a-z]?\b|\bRadeon\b|\bInstinct\b|\bMI[1-3][0-9]{2}X?\b|\bNavi ?[0-9]|\bVega\b|\bPolaris\b"
                r"|\bAMD/ATI\b|(?i:\bRX ?[4-9][0-9]{2,3}(?: ?XT| ?XTX)?\b)|rocminfo|/dev/kfd|\bROCk\b"
                # APU / GPU code names as lspci and bug templates print them ("AMD Raven", "[AMD/ATI] Barcelo")
-               r"|\bAMD (?:Raven|Renoir|Cezanne|Barcelo|Rembrandt|Lucienne|Picasso|Fiji|Ellesmere|Baffin|Hawaii|Tonga)\b",
+               r"|\bAMD (?:Raven|Renoir|Cezanne|Barcelo|Rembrandt|Lucienne|Picasso|Fiji|Ellesmere|Baffin|Hawaii|Tonga)\b"
+               # a Radeon RX model number typed without "RX" ("my 5700xt", "6700 XT"; Ryzen CPUs of these numbers
+               # end in X, X3D or G, never XT), and an APU's graphics named in a "GPU:" field ("gpu: 680m")
+               r"|(?i:\b(?:5[5-7]00|6[4-9][05]0|7[6-9]00) ?XTX?\b|\b(?:i?gpu|apu|graphics) ?[:=] ?(?:amd )?(?:radeon )?[6-8][1-9]0m\b)",
     "nvidia-gpu": r"\bGeForce\b|\b[RG]TX ?[0-9]{3,4}\b|\bTesla [A-Z]?[0-9]|\bQuadro\b|NVIDIA-SMI|nvidia-smi|\bNVRM\b"
                   r"|\b[AHVL][0-9]{2,3}S?(?:-SXM|-PCIE)\b|\b(?:H100|A100|V100|H200|L40S?)\b",
     "hip-error": r"\bhipError[A-Za-z]+|\bHIP error\b|\bHIP_ERROR_|\bhip[A-Z][A-Za-z]+ failed",
@@ -62,7 +69,12 @@ HINTS: dict[str, str] = {
     # (by marketing name too: RX 470-590 Polaris gfx803, RX 5x00 RDNA1 gfx101x, RX 64x0-67x0 gfx1031-1034,
     # RX 7600 gfx1102, Radeon 760M/780M gfx1103)
     "amd-unlisted-arch": r"\bgfx(?:803|90c|1010|1011|1012|1013|1031|1032|1033|1034|1035|1036|1102|1103)\b"
-                         r"|(?i:\bRX ?(?:[45][5-9]0|5[3-7]00|6[4-7][05]0|7600)(?: ?XT| ?S| ?M)?\b|\bRadeon (?:\w+ )?7[68]0M\b|\bPro WX ?[2-7]100\b)"
+                         r"|(?i:\bRX ?(?:[45][5-9]0|5[3-7]00|6[4-7][05]0|7600)(?: ?XT| ?S| ?M)?\b|\bRadeon (?:\w+ )?7[468]0M\b|\bPro WX ?[2-7]100\b)"
+                         # the same RDNA1/RDNA2 numbers typed without "RX" ("my 5700xt"); APU graphics by name: Radeon
+                         # 660M/680M (Rembrandt gfx1035), 610M (Raphael gfx1036), 740M (Phoenix gfx1103), also in a
+                         # "GPU:" field without "Radeon" (LLVM AMDGPUUsage's processor table; KB gpu_models)
+                         r"|(?i:\b(?:5[5-7]00|6[4-7][05]0) ?XT\b|\bRadeon (?:\w+ )?(?:6[168]0)M\b"
+                         r"|\b(?:i?gpu|apu|graphics) ?[:=] ?(?:amd )?(?:radeon )?(?:6[168]0|7[468]0)m\b)"
                          # APU graphics as lspci names them: Raven/Picasso gfx902, Renoir/Lucienne/Cezanne/Barcelo
                          # gfx90c, Rembrandt gfx1035, Raphael gfx1036
                          r"|\[AMD/ATI\] (?:Raven|Picasso|Renoir|Lucienne|Cezanne|Barcelo|Rembrandt|Raphael)\b"
@@ -89,6 +101,26 @@ HINTS: dict[str, str] = {
     "ort-nvidia-providers": r"Available providers: '[^']*(?:CUDA|Tensorrt|TensorRT)ExecutionProvider",
     # an AMD GPU as users name it in prose ("AMD GPU not recognized", "my AMD card")
     "amd-gpu-said": r"\bAMD (?:GPU|[Gg]raphics [Cc]ard|[Cc]ard|video card)s?\b|(?i:\b(?:on|an|my|with) amd gpus?\b)",
+    # the reporter says the work runs on the CPU or the GPU is not used ("it falls back to the CPU", "my cpu is being
+    # pegged", "the gpu no use", "not utilising it at all"), or a program prints that it found no GPU it can use
+    # (ollama's discovery: "no compatible GPUs were discovered", an inference-compute line with library=cpu; JAX's
+    # device list holding only the CPU)
+    "gpu-unused": r"(?i:\b(?:runs?|running|ran|falls?(?: back)?|fell back|falling back|fallback|defaults?|defaulting|stays?|stuck|only)"
+                  r" (?:only |entirely |everything |all )?(?:on|to|uses?|using) (?:the |my )?cpu\b"
+                  r"|\bcpu (?:usage )?(?:is |was )?(?:being |very |always )*(?:pegged|maxed|prioriti[sz]ed|high|at 100)"
+                  r"|\b100 ?% cpu\b|\bgpu (?:is |was )?(?:not|no|never) (?:use|used|usage|utili[sz]ed|being used)\b"
+                  r"|\bnot (?:utili[sz]ing|using) (?:it|the gpu|my gpu)\b"
+                  r"|\b(?:doesn'?t|does not|don'?t|isn'?t|is not|wasn'?t|was not) (?:use|using|utili[sz]e|utili[sz]ing) (?:the |my |any )?(?:gpu|graphics card|video card)"
+                  r"|no compatible (?:amdgpu )?(?:gpus|devices) (?:were )?(?:discovered|detected))|\[CpuDevice\(id=0\)\]",
+    # an integrated GPU named ("the iGPU", "integrated graphics"): ROCm enumerates an APU's graphics next to a discrete
+    # GPU, and official ROCm builds carry kernels for none of them but Strix Halo's (gfx1151, below)
+    "igpu-said": r"(?i:\bigpus?\b|\bintegrated (?:amd |radeon )?(?:gpus?|graphics)\b)",
+    "strix-halo": r"\bgfx1151\b|\b80[4-6]0S\b|(?i:\bstrix halo\b|\bryzen ai max)",
+    # a GPU back end that is not ROCm/HIP: DirectML (Windows), Vulkan (llama.cpp, Mesa's RADV); its failures do not
+    # depend on the gfx targets ROCm builds carry
+    "dml-vulkan": r"(?i:\bdirectml\b|torch[_-]directml|\bvulkan\b|\bradv\b)|\bdml_[a-z_]+\.(?:cc|cpp|h)\b|\bDml[A-Z][a-z]+[A-Za-z]*",
+    # ROCm/HIP itself named (the back end whose builds carry a gfx target list)
+    "rocm-said": r"\bROCm\b|\brocm[0-9]|\bHIP\b|\bhip[A-Z][A-Za-z]+|libamdhip64|amdhip64|\bZLUDA\b|\brocBLAS\b|\bMIOpen\b|HSA_OVERRIDE",
     # the reporter says the machine has no GPU or that they want the CPU (a CUDA call in their code is then theirs)
     "no-gpu-stated": r"(?i:\bI (?:don'?t|do not) have (?:a |an |any )?(?:NVIDIA |CUDA |dedicated )?(?:GPU|graphics card)"
                      r"|\b(?:my|this) (?:machine|laptop|computer|PC|server) (?:has no|does not have an?|doesn'?t have an?) (?:NVIDIA |CUDA )?GPU"
@@ -128,7 +160,13 @@ HINTS: dict[str, str] = {
     # a message only an NVIDIA build prints (a CUDA library or driver looked for)
     "cuda-only-msg": r"\blib(?:cublas|cublasLt|cudart|cudnn|nvrtc|cufft|curand|cusparse|cusolver|nvinfer)[a-z_]*\.so[.0-9]*: cannot open"
                      r"|CUDA driver version is insufficient|Found no NVIDIA driver|\bptxas fatal\b|\bcublas64_[0-9]+\.dll"
-                     r"|\bcudart64_[0-9]+\.dll",
+                     r"|\bcudart64_[0-9]+\.dll"
+                     # ONNX Runtime's CUDA execution provider failing (onnxruntime/core/providers/cuda/cuda_call.cc)
+                     r"|onnxruntime::CudaCall|providers[\\/]cuda[\\/]cuda_call\.cc"
+                     # a program looking for an NVIDIA GPU or driver, as users report it ("ComfyUI is trying to detect an
+                     # nVidia GPU", "it looks for an NVIDIA driver", "\"no Nvidia GPU\" error")
+                     r"|(?i:\b(?:(?:trying|tries|tried) to (?:detect |find |use |load )?|looking for |looks for |searching for |expects? |expecting )(?:an? |the )?nvidia (?:gpu|card|driver)"
+                     r"|\bno nvidia gpu\b)",
 }
 # The literal gate of each hint: a line reaches a hint's regex only when it holds one of its literals (the
 # alternation above costs ~600 us on an ordinary 100-character line; the gates a few microseconds).  Built on
@@ -237,9 +275,26 @@ def oom_workload_too_large(text: str) -> bool:
     return _bytes(req, 1) > free and cap > 0 and alloc >= 0.25 * cap and not fragmented
 
 
+_PADDLE_CUDNN = lazy(r"compiled with CUDNN ([0-9]+)\.([0-9]+), but CUDNN version in your machine is ([0-9]+) ?\.([0-9]+)")
+
+
+def paddle_cudnn_versions(text: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """(compiled with, loaded) of Paddle's warning "compiled with CUDNN a.b, but CUDNN version in your machine is
+    c.d" (some releases print it with two equal versions)."""
+    m = _PADDLE_CUDNN.search(text)
+    if not m:
+        return None
+    return (int(m.group(1)), int(m.group(2))), (int(m.group(3)), int(m.group(4)))
+
+
 def hints_in(text: str, lineno: int) -> list[Hint]:
     """Context hints one normalised line shows."""
     out = []
+    if "compiled with CUDNN" in text:
+        pv = paddle_cudnn_versions(text)
+        if pv is not None:
+            out.append(Hint("cudnn-older-than-built" if pv[1] < pv[0] else "cudnn-not-older-than-built", lineno,
+                            text[:300]))
     if "reserved by PyTorch but unallocated" in text and oom_fragmented(text):
         out.append(Hint("oom-fragmentation", lineno, text[:300]))
     if "Tried to allocate" in text and oom_workload_too_large(text):

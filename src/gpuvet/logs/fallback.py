@@ -98,7 +98,9 @@ _VOCAB_SPECS: list[tuple[str, str, float, str]] = [
     ("runtime-mismatch", "system-library", 0.5,
      r"\b(cannot open shared object file|DLL load failed|dlopen|LD_LIBRARY_PATH|version mismatch)\b"),
     ("extension-abi", "extension", 1.0,
-     r"undefined symbol|ABI|compiled (against|with|for) [^\n]{0,40}(torch|pytorch|CUDA|ROCm)|"
+     # (the linker's own "ld: error: undefined symbol" is the build phase, below: not a loaded library's ABI; "ABI" as a
+     # word: the vocabulary is case-insensitive, and "capability" or "__oclc_ABI_version" hold the letters)
+     r"(?<!ld: error: )undefined symbol|\bABI\b|compiled (against|with|for) [^\n]{0,40}(torch|pytorch|CUDA|ROCm)|"
      r"built for [^\n]{0,40}(PyTorch|torch|CUDA)"),
     ("collective-comm", "runtime", 1.0, r"\b(NCCL|RCCL)\b|ProcessGroup(NCCL|Gloo)?|c10d|all_?reduce|rendezvous"),
     ("collective-comm", "runtime", 0.5, r"\b(collective|watchdog|barrier|init_process_group)\b"),
@@ -129,7 +131,9 @@ _VOCAB_SPECS: list[tuple[str, str, float, str]] = [
      r"\.(?:c|cc|cpp|cxx|cu|cuh|hip|h|hh|hpp|inc)(?::[0-9]+){1,2}: (?:fatal )?error:|^\s*CMake Error\b|"
      r"\bmake(?:\[[0-9]+\])?: \*\*\*|\bninja: build stopped|\berror: (?:no matching function|no member named|"
      r"use of undeclared identifier|unknown type name|cannot initialize|too (?:few|many) arguments|"
-     r"unknown target|invalid target ID)|\(Producer: 'LLVM[^']*' Reader: 'LLVM"),
+     r"unknown target|invalid target ID)|\(Producer: 'LLVM[^']*' Reader: 'LLVM"
+     # LLVM's linker's own diagnostics (lld links HIP device code): a link step of the build failed
+     r"|^\s*(?:ld\.lld|lld): (?:fatal )?error:"),
     # ROCm's own tools and their libraries (profilers, tracers, debugger, graph compiler, validation suite,
     # SMI libraries, the OpenCL runtime's API errors, the Kubernetes device plugin): an error from one of
     # them that no signature knows is most often a release-specific defect of that component (``other``)

@@ -200,6 +200,9 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
     """``learned``: the learned fallback's model (logs/learned.Model), ``"shipped"`` for the packaged one
     (loaded lazily, only when nothing decisive applies), or None to rank by signatures and facts alone."""
     hints = scan.hint_names
+    if "dml-vulkan" in hints and "rocm-said" not in hints:
+        # DirectML or Vulkan alone: no ROCm build, so no ROCm target list a context rule could read the GPU against
+        hints = hints - {"amd-unlisted-arch"}
     by_cause: dict[str, list[Contribution]] = {}
     stack_sigs: list[Signature] = []
     user_code: list[Signature] = []
@@ -344,6 +347,7 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
             out = _with_vocabulary(scan, out)
     if not user_code and not learned_said_none:
         out = _arch_prior(scan, out, follow=learned is None)
+        out = _prerelease_prior(scan, out)
     out.sort(key=lambda d: (-d.confidence, min(c.first_line for c in d.contributions)))
     if (LEARNED_FILL and out and len(out) < LEARNED_FILL_UPTO and learned is not None and not user_code
             and not learned_said_none and (LEARNED_FILL_DECISIVE or not decisive) and _has_error(scan)):
@@ -571,8 +575,17 @@ def _arch_prior(scan: ScanResult, out: list[Diagnosis], follow: bool = True) -> 
     """``follow``: also join the first three behind stronger readings (without a learned model; with one, its
     readings of the error lines fill those places, and the GPU's name alone should not push them out)."""
     h = scan.hints.get("amd-unlisted-arch")
-    if h is None or not {"amd", "amd-gpu", "amd-gpu-said"} & scan.hint_names or not _has_error(scan):
+    hints = scan.hint_names
+    if h is None and "strix-halo" not in hints:
+        h = scan.hints.get("igpu-said")  # an integrated GPU, enumerated next to the discrete one
+    if h is None or not {"amd", "amd-gpu", "amd-gpu-said"} & hints:
         return out
+    # an error or a symptom line, or the reporter saying the work runs on the CPU (the GPU not taken: what a build
+    # without kernels for the GPU's target looks like to someone using an app that picks the device itself)
+    if not (_has_error(scan) or "gpu-unused" in hints):
+        return out
+    if "dml-vulkan" in hints and "rocm-said" not in hints:
+        return out  # DirectML or Vulkan alone: a back end that does not depend on ROCm's gfx target lists
     if _TARGET_LIST.search(h.text) or len(set(_GFX.findall(h.text))) >= 3:
         return out  # a build's target list (--rocm_amdgpu_targets=gfx803,...), not the GPU of this machine
     from .learned import reading_lines
@@ -584,14 +597,19 @@ def _arch_prior(scan: ScanResult, out: list[Diagnosis], follow: bool = True) -> 
     top = max((d.confidence for d in others), default=0.0)
     if have is not None and have.confidence >= min(top, ARCH_PRIOR):
         return out
-    if top < ARCH_PRIOR_LEADS_BELOW and all(_generic_only(scan, d) or _vocabulary_other(d) or
-                                            _tentative_only(d) for d in others):
+    # an integrated GPU is only said to be there (not that the work ran on it): it leads only where nothing but the
+    # model, unsure, reads the error
+    weak_ok = (lambda d: _tentative_only(d)) if h.name == "igpu-said" else (
+        lambda d: _generic_only(scan, d) or _vocabulary_other(d) or _tentative_only(d))
+    if top < ARCH_PRIOR_LEADS_BELOW and all(weak_ok(d) for d in others):
         w = max(ARCH_PRIOR, round(top + 0.01, 3))
     elif follow and (len(out) < 3 or have is not None):
         w = ARCH_PRIOR_FOLLOW
     else:
         return out
-    reason = (f"the GPU named on line {h.line} is a gfx target no official ROCm build carries kernels for; no message "
+    what = ("an integrated GPU (ROCm lists it as a device next to the discrete one)" if h.name == "igpu-said" else
+            "the GPU named on line {}".format(h.line))
+    reason = (f"{what} is a gfx target no official ROCm build carries kernels for; no message "
               "that explains the error points elsewhere, so the build's missing kernels are the likeliest reading")
     ev = [{"line": h.line, "text": h.text[:300], "hint": h.name}]
     c = Contribution(w, "framework-build", "context", "amd-unlisted-arch", reason, ev,
@@ -605,6 +623,41 @@ def _arch_prior(scan: ScanResult, out: list[Diagnosis], follow: bool = True) -> 
                             title="gpu-arch-unsupported (the GPU's gfx target is in no official ROCm build, low "
                                   "confidence)", evidence=ev, facts=[], fix=c.fix, fixes=[], why="",
                             signatures=["amd-unlisted-arch"], checks=[], references=[], contributions=[c])]
+
+
+# A pre-release build named (the ``prerelease`` hint: a nightly or dev/rc/alpha version, a nightly index) in a text with
+# an error that no message, fact or vocabulary reads: by the taxonomy's definition ("a bug in a nightly / pre-release
+# build; stable works") the likeliest reading is a regression of that build.  It leads only where nothing reads the
+# error, or only the learned model does, tentatively (leave-one-set-out, day 7: of the 22 tuning cases with a
+# pre-release named and the rules silent, 8 are prerelease-regression and the model, unsure, had none of the 22 right
+# first); after any other reading it stays out (the model's fill may still name it, LEARNED_FILL_NEEDS).
+PRERELEASE_PRIOR = 0.35
+
+
+def _prerelease_prior(scan: ScanResult, out: list[Diagnosis]) -> list[Diagnosis]:
+    h = scan.hints.get("prerelease")
+    if h is None or not _has_error(scan) or any(d.cause == "prerelease-regression" for d in out):
+        return out
+    if not all(_tentative_only(d) for d in out):
+        return out
+    from .learned import reading_lines
+
+    err = reading_lines(scan.error_lines, getattr(scan, "symptom_lines", ()))
+    if any(_OOM_WORDS.search(t) for _n, t in err):
+        return out  # capacity names its own layer, whatever the build
+    if err and LEARNED_USER_DATA.search(err[-1][1]):
+        return out  # the framework refusing the program's own data (an index, a label, a shape): the program's error
+    top = max((d.confidence for d in out), default=0.0)
+    w = max(PRERELEASE_PRIOR, round(top + 0.01, 3))
+    reason = (f"a pre-release build is named on line {h.line} and no message that explains the error points "
+              "elsewhere: a regression of that build (stable releases work) is the likeliest reading")
+    ev = [{"line": h.line, "text": h.text[:300], "hint": h.name}]
+    c = Contribution(w, "framework-build", "context", "prerelease", reason, ev,
+                     CAUSE_FIX.get("prerelease-regression", ""), first_line=h.line)
+    return out + [Diagnosis(cause="prerelease-regression", component="framework-build", confidence=w,
+                            title="prerelease-regression (a pre-release build is named, low confidence)", evidence=ev,
+                            facts=[], fix=c.fix, fixes=[], why="", signatures=["prerelease"], checks=[], references=[],
+                            contributions=[c])]
 
 
 def _shown_terms(terms: Sequence[str]) -> str:

@@ -3,25 +3,34 @@
 A user who pastes no tool's output still says what the machine runs, in a few recurring shapes:
 
 * the **system's ROCm** as a statement: "ROCm 5.6.1 installed", "I'm running ROCm 6.1.3", "ROCm version: 6.0.2",
-  "Our ROCm install is 5.6.1", "Ubuntu 22.04, ROCm 5.6.1, MI210", GitHub's issue form (``### ROCm Version`` then
-  ``ROCm 6.0.0`` on a later line: the template of github.com/ROCm/ROCm and ROCm/TheRock issues); AMD's installer
-  package (``amdgpu-install_5.6.50601-1_all.deb``, ``repo.radeon.com/amdgpu-install/7.1/...``: its 5-digit build
-  field is the release, as in github.com/ROCm/legacy-rocm-build issues 1800, 5160, 5615) or "amdgpu-install 5.6.1";
-* the **framework's build** as a statement or a transcript: "torch version 2.3.0.dev20240215+rocm5.7", pip's
-  ``Requirement already satisfied: torch in ... (2.3.0+rocm6.0)``, uv's `` + torch==2.3.0+rocm6.0`` (``-`` lines
-  are what it removed), poetry's ``- Installing torch (2.3.0+rocm6.0)`` / ``- Updating torch (A -> B)``, the
-  ``HIP Runtime 5.7.31921`` line of ``torch.__config__.show()`` (aten's CUDAHooks::showConfig prints
-  ``"  - HIP Runtime "`` and the runtime's version, under ``PyTorch built with:``), and the ROCm variant of
-  PyTorch's package index in an install command, a requirements file, pip's ``Looking in indexes:`` or a uv / poetry
-  index (``download.pytorch.org/whl/nightly/rocm5.7``): every wheel of that index is built for that ROCm release.
+  "Our ROCm install is 5.6.1", "Ubuntu 22.04, ROCm 5.6.1, MI210", "AMD ROCm™ 5.6.1 (from ...)", a two-cell Markdown
+  table row ``| ROCm | 5.6.1 |``, GitHub's issue form (``### ROCm Version`` then ``ROCm 6.0.0`` on a later line: the
+  template of github.com/ROCm/ROCm and ROCm/TheRock issues); AMD's installer package
+  (``amdgpu-install_5.6.50601-1_all.deb``, ``repo.radeon.com/amdgpu-install/7.1/...``: its 5-digit build field is the
+  release, as in github.com/ROCm/legacy-rocm-build issues 1800, 5160, 5615) or "amdgpu-install 5.6.1"; AMD's
+  multi-version packages (``rocm-core5.6.1`` in apt / dpkg rows: a tool's fact; in an install command: a statement);
+  ``ARG`` / ``ENV`` / ``export ROCM_VERSION=X``;
+* the **framework's build** as a statement or a transcript: "torch version 2.3.0.dev20240215+rocm5.7", ``| PyTorch |
+  X+rocmY |``, pip's ``Requirement already satisfied: torch in ... (2.3.0+rocm6.0)``, uv's `` + torch==2.3.0+rocm6.0``
+  (``-`` lines are what it removed), poetry's ``- Installing torch (2.3.0+rocm6.0)`` / ``- Updating torch (A -> B)``,
+  uv.lock / poetry.lock tables, ``torch.version.hip: X`` on one line, ComfyUI's ``ROCm version: (6, 2)`` (the major.minor
+  of torch.version.hip, comfy/model_management.py); weakest, the ROCm variant of PyTorch's package index in an install
+  command, a requirements file, pip's ``Looking in indexes:`` or a uv / poetry index
+  (``download.pytorch.org/whl/nightly/rocm5.7``: every wheel of that index is built for that ROCm release) and a
+  build named by its ROCm release alone ("the PyTorch nightly for ROCm 5.7");
+* the **HIP runtime torch loaded**: the ``HIP Runtime 5.7.31921`` line of ``torch.__config__.show()`` (aten's
+  showConfig prints ``"  - HIP Runtime "`` and hipRuntimeGetVersion, under ``PyTorch built with:``), a library fact;
+  the build's HIP too, as the weakest reading, when nothing else names the build.
 
 Role decides, never the bare number.  A statement counts only when nothing in its sentence makes it a change, a
-comparison, a wish or somebody else's setup ("tried ROCm 5.7 and 6.0", "upgrade to ROCm 6.1 fixed it", "works on
-ROCm 5.7", "PyTorch for ROCm 5.7", a release in a docs URL), when its sentence names one release only, and when the
-whole text states one release only.  An install command counts unless it is commented out, offered as a suggestion
-("try: pip install ..."), or followed by pip's "no matching distribution".  Every row says so in its source
-(``STATED`` / ``INDEX``), and ``pasted.parse_report`` drops them where a tool's output in the same text says the same
-thing more exactly: a tool's ROCm or HIP release outranks a stated one, any torch version outranks an index.
+comparison, a question, a wish or somebody else's setup ("tried ROCm 5.7 and 6.0", "upgrade to ROCm 6.1 fixed it",
+"works on ROCm 5.7", "PyTorch for ROCm 5.7" as the system, a release in a docs URL), when its sentence names one
+release only, and when the whole text states one release only.  An install command counts unless it is commented
+out, offered as a suggestion ("try: pip install ..."), or followed by pip's "no matching distribution".  Every row
+says so in its source (``STATED`` / ``INDEX`` / ``BUILD_STATED`` / ``CONFIG_SHOW``), and ``pasted.parse_report``
+drops them where a tool's output in the same text says the same thing more exactly (``weakest_first_dropped``): a
+tool's ROCm or HIP release outranks a stated one, a torch version printed by a tool outranks a stated one, and any
+torch version outranks the weakest readings.
 """
 from __future__ import annotations
 
@@ -35,6 +44,7 @@ from .mentions import _snippet, _torch_row
 STATED = "stated in the text"
 INDEX = "from the install index"
 BUILD_STATED = "the build's ROCm, stated in the text"
+CONFIG_SHOW = "torch.__config__.show()"
 
 _V = r"\d+\.\d+(?:\.\d+)?"
 # "ROCm 5.6.1", "ROCm version: 6.0.2", "ROCm install is 5.6.1", "rocm 5.6", "ROCm v6.1", "ROCm6.1" (not "+rocm5.7",
@@ -280,8 +290,14 @@ def parse_prose(text: str, source: str) -> list[Row]:
             if line.startswith("-"):
                 m = CONFIG_HIP_RE.match(line)
                 if m:
-                    transcripts.append(_torch_row("", f"{source} line {n} (torch.__config__.show(): HIP Runtime "
-                                                      f"{m.group(1)}, the HIP runtime torch runs on)", hip=m.group(1)))
+                    # the runtime torch loaded (aten's showConfig asks hipRuntimeGetVersion): a library fact, which
+                    # BLD046 compares with the build's HIP; and, when nothing else names the build, the build's HIP
+                    # itself (a pip wheel runs on the runtime it carries), as the weakest reading
+                    hip = m.group(1)
+                    transcripts.append(row("libraries", f"{source} line {n} (torch.__config__.show(): HIP Runtime {hip})",
+                                           name="amdhip64", version=hip, path="", origin="pasted", selected=True))
+                    transcripts.append(_torch_row("", f"{source} line {n} ({CONFIG_SHOW}: HIP Runtime {hip}, the HIP "
+                                                      "runtime torch runs on)", hip=hip))
                 continue  # the build's own list ("- ROCm 6.2.0" there is the build's release, not the system's)
             in_config = False
         # the system's ROCm
@@ -405,7 +421,8 @@ def is_stated(r: Row) -> bool:
 
 def is_index(r: Row) -> bool:
     """The weakest rows: an install index, or a build's ROCm release said in words (no version of torch known)."""
-    return f"({INDEX} " in r.source or f"({BUILD_STATED}:" in r.source
+    return f"({INDEX} " in r.source or f"({BUILD_STATED}:" in r.source or (
+        r.table == "framework_builds" and f"({CONFIG_SHOW}:" in r.source)
 
 
 def weakest_first_dropped(rows: list[Row]) -> list[Row]:
