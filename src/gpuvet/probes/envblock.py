@@ -429,9 +429,11 @@ def parse_envblock(text: str, source: str) -> list[Row]:
     if len({v for v, _ in gpus}) == 1:
         _, f = gpus[0]
         g = _gpu(f.value)
-        # an AMD GPU only from a tool's report: named by hand, its gfx-target facts (BLD110, BLD102) outranked the
-        # labelled cause in five tuning cases and decided none (the rank policy's question, not this reader's)
-        if g and (g[0] == "nvidia" or f.tool):
+        # an AMD GPU named by hand only beside a CUDA or CPU build of torch, where it decides the vendor (BLD042) or
+        # the variant (BLD041); elsewhere its gfx-target facts (BLD110, BLD102) outranked the labelled cause in five
+        # tuning cases and decided none (the rank policy's question, not this reader's).  A tool's report: always.
+        variant = next((r.get("variant") for r in out if r.table == "framework_builds"), None)
+        if g and (g[0] == "nvidia" or f.tool or variant in ("cuda", "cpu")):
             vendor, name, arch, cc = g
             marked = f"{f.tool}: {_snippet(f.words, 100)}" if f.tool else f"{PROSE_GPU}, an environment field: {_snippet(f.words, 100)}"
             vals: dict = {"vendor": vendor, "index": None, "name": name}
