@@ -75,7 +75,10 @@ def test_pasted_parsers_on_blank_line_bombs():
     from gpuvet.probes.pasted import parse_report
 
     for pre in ["", "GPU: 0\n", "  MARKET_NAME:", "GPU[0] : ", "Marketing Name:", "HIP version: ", "AMDSMI Tool:\n",
-                "PyTorch version: ", "Runtime Version:", "NVIDIA-SMI\n"]:
+                "PyTorch version: ", "Runtime Version:", "NVIDIA-SMI\n",
+                # environment blocks (probes/envblock.py): a field, a table row, an issue-form heading, a footer
+                "- ROCm: ", "| ROCm | ", "|---|---|\n| torch | ", "### PyTorch version\n", "- PyTorch version (GPU?): ",
+                "version: v1.6.0 • torch: ", "**NVIDIA driver**: "]:
         for bomb in ("\n" * 40_000, " " * 40_000, " \t\n" * 15_000):
             t = time.perf_counter()
             try:

@@ -18,6 +18,7 @@ from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo
 from .mentions import _ANY as _MENTIONS, parse_mentions  # noqa: F401  (dispatched by name below)
 from .mentions import NV_ANY as _NV_MENTIONS, PROSE_GPU, parse_nvidia_mentions  # noqa: F401
 from .prose import _ANY as _PROSE, parse_prose, weakest_first_dropped  # noqa: F401
+from .envblock import _ANY as _ENVBLOCK, parse_envblock  # noqa: F401
 from ..model.lazyre import lazy
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -342,6 +343,7 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
     (_MENTIONS, None, "parse_mentions"),
     (_NV_MENTIONS, None, "parse_nvidia_mentions"),
     (_PROSE, None, "parse_prose"),
+    (_ENVBLOCK, None, "parse_envblock"),
     (re.compile(r"^Package[ \t]+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
 ]
 
@@ -411,6 +413,14 @@ _KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+_LINE_OF = re.compile(r"^(.{0,300}? line \d+) \(")
+
+
+def _line_of(source: str) -> str | None:
+    m = _LINE_OF.match(source)
+    return m.group(1) if m else None
+
+
 def _dedupe(rows: Iterable[Row]) -> list[Row]:
     """Merge rows that describe the same thing (collect_env and nvidia-smi both list GPU 0): the
     first row's values win, later rows fill what it lacks."""
@@ -431,7 +441,10 @@ def _dedupe(rows: Iterable[Row]) -> list[Row]:
             for k, v in r.values.items():
                 if merged.get(k) in (None, "", []) and v not in (None, "", []):
                     merged[k] = v
-            src = old.source if r.source == old.source else f"{old.source}; {r.source}"
+            # two readers of one line (a field prose and the environment-block reader both read) are one source
+            same_line = _line_of(r.source)
+            src = old.source if r.source == old.source or (same_line and same_line == _line_of(old.source)) \
+                else f"{old.source}; {r.source}"
             out[i] = Row(old.table, merged, src)
         else:
             index[key] = len(out)
