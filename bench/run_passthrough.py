@@ -5,7 +5,7 @@ that a noisy machine cannot fake.
     python bench/run_passthrough.py --quick --name h200   # the closing-run command (est. ~150-170 s on the H200)
     python bench/run_passthrough.py [--mb 512] [--lines 1000000] [--pairs 21] [--row-seconds 60] [--out DIR] [--name X]
     python bench/run_passthrough.py --quick --compare ../other-checkout/src   # A/B: the other's `gpuvet run` as an arm too
-    python bench/run_passthrough.py --quick --long-lines 10000000   # and a job of realistic length (~4 min more on the H200)
+    python bench/run_passthrough.py --quick --long-lines 4000000   # and a longer job (est. +70-80 s on the H200: 2 arms)
 
 Cases (each child exits 0, so no bundle or diagnosis is made: this measures the pass-through itself, gpuvet's
 start-up included; with the default 8M --log-cap every log case overflows the cap, so the middle goes through
@@ -17,9 +17,10 @@ grep as in a real long job):
   training script's prints to a pipe or a file.
 * ``log_stderr``: the same lines to stderr, which Python line-buffers: one write(2) per line, as ``logging``
   (stderr by default), ``print(flush=True)``, ``python -u`` and C programs' stderr do.  The hard case.
-* ``log_long`` (``--long-lines N``, off by default): the ``log_stdout`` job at a realistic length (10,000,000 lines:
-  ~12 s on the H200; a training job logging per step runs minutes), where a fixed start-up cost (the interpreter's
-  ~70 ms there) no longer dominates.  The short rows stay the worst case.
+* ``log_long`` (``--long-lines N``, off by default): the ``log_stdout`` job at a greater length (4,000,000 lines: ~5 s
+  on the H200; 10,000,000: ~12 s; a training job logging per step runs minutes), where a fixed start-up cost (the
+  interpreter's ~70 ms there) weighs less; bare and gpuvet only (``--long-floor``: the floor arm too).  The short rows
+  stay the worst case.
 * ``startup``: ``gpuvet run -- true``, and when the job starts (``date`` as the job) against the interpreter's
   own start (``python -c pass``, ``python -S -c pass``): the wrapper's fixed cost and how much of it is Python's.
 
@@ -467,7 +468,9 @@ def _speed_free(beyond: dict[str, Any], ratio: dict[str, Any], sink: str) -> dic
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
-                    help="256 MiB, 1,000,000 lines, up to 21 sets a log row within 20 s (33 s for the per-line rows): ~160 s on the H200 (estimated)")
+                    help="256 MiB, 1,000,000 lines, up to 21 sets a log row within 20 s (33 s for the per-line rows), the pipe "
+                         "floor arm but no `| cat` arm (--cat adds it): ~160 s on the H200 (day 6's closing run: 158 s "
+                         "with the cat arm, before the floor arm)")
     ap.add_argument("--mb", type=int, default=512)
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5, help="runs of the throughput and start-up rows")
@@ -479,12 +482,16 @@ def main() -> int:
     ap.add_argument("--cpus", default="auto", help="auto, none, or JOB:REST (CPU lists, e.g. 15:13,14)")
     ap.add_argument("--seed", type=int, default=7, help="of the random order of the arms in each set")
     ap.add_argument("--no-cat", action="store_true", help="no `| cat` arm in the /dev/null rows")
+    ap.add_argument("--cat", action="store_true", help="with --quick: the `| cat` arm too")
     ap.add_argument("--no-floor", action="store_true",
                     help="no pipe-floor arm (the job into the cheapest pipe reader) in the /dev/null rows")
     ap.add_argument("--long-lines", type=int, default=0,
-                    help="add the log_long row: a job of realistic length, this many block-buffered lines (10000000: "
-                         "~12 s a run on the H200, ~4 min for its 6 sets of 3 arms); 0: none")
+                    help="add the log_long row: a longer job, this many block-buffered lines (4000000: ~5 s a run on "
+                         "the H200, ~70-80 s for its 6 sets of bare and gpuvet); 0: none")
     ap.add_argument("--long-sinks", default="null", help="the log_long row's sinks: null, file or null,file")
+    ap.add_argument("--long-floor", action="store_true",
+                    help="the pipe floor arm in the log_long row too (the 1M-line block-buffered row has it)")
+    ap.add_argument("--sinks", default="null,file", help="the 1M-line rows' sinks: null, file or null,file")
     ap.add_argument("--long-row-seconds", type=float, default=0.0,
                     help="the log_long row stops adding sets after this long (at least %d sets)" % MIN_PAIRS)
     ap.add_argument("--cases", default="",
@@ -503,6 +510,9 @@ def main() -> int:
         return resummarise(a.resummarise, a.out, a.name, a.note)
     if a.quick:
         a.mb, a.lines, a.repeat, a.pairs, a.row_seconds = 256, 1_000_000, 3, 21, 20.0
+        # the floor arm is the cheaper reference (cat, woken by every write, is dearer than any reader need be: day
+        # 6's closing run has its numbers); one arm fewer keeps the closing run in final.sh's time-out
+        a.no_cat = a.no_cat or not a.cat
     a.stderr_row_seconds = a.stderr_row_seconds or a.row_seconds * 5 / 3
     src = os.path.join(ROOT, "src")
     compileall.compile_dir(os.path.join(src, "gpuvet"), quiet=1)
@@ -521,9 +531,10 @@ def main() -> int:
     load_before = _load()
     pin = Pinning(a.cpus)
     rng = random.Random(a.seed)
+    short_sinks = [x for x in a.sinks.split(",") if x in ("null", "file")] or ["null", "file"]
     cases = {"throughput": ([PY, "-c", WRITER, str(a.mb)], False, ["null"]),
-             "log_stdout": ([PY, "-c", LOGGER, str(a.lines), "stdout", cpu_file], False, ["null", "file"]),
-             "log_stderr": ([PY, "-c", LOGGER, str(a.lines), "stderr", cpu_file], True, ["null", "file"]),
+             "log_stdout": ([PY, "-c", LOGGER, str(a.lines), "stdout", cpu_file], False, short_sinks),
+             "log_stderr": ([PY, "-c", LOGGER, str(a.lines), "stderr", cpu_file], True, short_sinks),
              "startup": (["true"], False, ["null"])}
     if a.long_lines > 0:  # before the start-up row, after the short ones (a run cut short still has those)
         cases = {k: v for k, v in cases.items() if k != "startup"}
@@ -554,7 +565,7 @@ def main() -> int:
                                               "pairs": a.pairs, "row_seconds": a.row_seconds,
                                               "stderr_row_seconds": a.stderr_row_seconds, "seed": a.seed,
                                               "compare": a.compare, "cases": a.cases, "cpus": a.cpus,
-                                              "long_lines": a.long_lines, "long_sinks": a.long_sinks,
+                                              "long_lines": a.long_lines, "long_sinks": a.long_sinks, "sinks": a.sinks,
                                               "long_row_seconds": a.long_row_seconds},
                "seconds": round(time.perf_counter() - t_all, 1), "results": res, "note": a.note, "complete": final,
                "goal": {"throughput_mb_s": 100, "log_heavy_overhead_pct": GOAL_PCT}}
@@ -585,7 +596,7 @@ def main() -> int:
                     envs = {"bare": e, "gpuvet": e, "cat": e, "other": oe, "floor": dict(e, FLOOR=FLOOR)}
                     if sink == "null" and not a.no_cat and name != "log_long":
                         arms["cat"] = ["sh", "-c", '"$@" %s| cat > /dev/null' % ("2>&1 " if both else ""), "sh", *job]
-                    if sink == "null" and not a.no_floor:
+                    if sink == "null" and not a.no_floor and (name != "log_long" or a.long_floor):
                         # the job in a session (a scheduler group) of its own, as under `gpuvet run`, the reader in the arm's
                         arms["floor"] = ["sh", "-c", '%s"$@" %s| "$0" -S -c "$FLOOR"' % (SETSID, "2>&1 " if both else ""),
                                          PY, *job]

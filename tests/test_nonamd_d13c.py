@@ -253,3 +253,32 @@ def test_paddle_cudnn_warning_blames_only_an_older_loaded_cudnn():
 def test_ort_provider_dll_that_cannot_load_is_a_runtime_mismatch():
     text = "  Loadlibrary failed with error 126 when trying to load onnxruntime_providers_cuda.dll\n"
     assert _causes(text)[0] == "runtime-mismatch"
+
+
+def test_nvidia_gpu_names_in_prose():
+    def names(text):
+        return [r.get("name") for r in parse_nvidia_mentions(text, S) if r.table == "gpu_devices"]
+
+    assert names("I have 2x RTX 3090s") == ["GeForce RTX 3090"]
+    assert names("GPU: A6000") == ["RTX A6000"] and names("RTX A4500") == ["RTX A4500"]
+    # workstation numbers are no GeForce cards: the Quadro (Turing), Ada and PRO (Blackwell) generations by their word
+    assert names("Quadro RTX 5000") == ["Quadro RTX 5000"]
+    assert names("RTX 5000 Ada") == ["RTX 5000 Ada"]
+    assert names("RTX PRO 6000 Blackwell Server Edition") == ["RTX PRO 6000 Blackwell"]
+    assert names("an RTX 6000 card") == ["RTX 6000"]  # generation not known, the vendor is
+    kb = KB.load()
+    from gpuvet.checks.common import gpu_arch
+
+    def arch(name):
+        return gpu_arch(row("gpu_devices", S, vendor="nvidia", name=name), kb)
+
+    assert arch("Quadro RTX 5000") == "sm_75" and arch("RTX 5000 Ada") == "sm_89"
+    assert arch("RTX PRO 6000 Blackwell") == "sm_120" and arch("RTX A6000") == "sm_86"
+    assert names("model A5000x rev 2") == []
+
+
+def test_cuda_malloc_async_on_an_old_driver_is_the_driver():
+    text = ("RuntimeError: backend:cudaMallocAsync requires CUDA runtime 11.4 or newer, but cudaDriverGetVersion "
+            "returned 11020\n")
+    causes = _causes(text)
+    assert causes[0] == "driver-too-old" and "memory-allocator" in causes[:3]

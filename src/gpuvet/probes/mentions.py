@@ -540,23 +540,40 @@ def rows_for(text: str, source: str) -> Iterable[Row]:
 # only when no tool in the text printed an NVIDIA GPU (parse_report drops these rows then); a torch version with its
 # CUDA tag becomes a framework_builds row wherever on the line it stands (a whole-line `torch==X` is parse_mentions').
 NV_GPU_RE = re.compile(
-    r"(?<![\w-])(?:NVIDIA[ \t]+)?(?:GeForce[ \t]+)?(?P<kind>RTX|GTX)[ \t]?(?P<num>[1-9]\d{2,3})(?P<sfx>[ \t]?(?:Ti|SUPER|Super)\b)?(?!\w|\.\w)"
-    r"|(?<![\w-])(?:NVIDIA[ \t]+)?RTX[ \t]?(?P<ws>A[1-9]000)\b"
+    # "RTX 3090", "GeForce GTX 1080 Ti", "2x RTX 3090s", "Quadro RTX 5000", "RTX 5000 Ada", "RTX PRO 6000"
+    r"(?<![\w-])(?:NVIDIA[ \t]+)?(?P<quadro>Quadro[ \t]+)?(?:GeForce[ \t]+)?(?P<kind>RTX|GTX)[ \t]?(?P<pro>PRO[ \t]+)?"
+    r"(?P<num>[1-9]\d{2,3})(?P<sfx>[ \t]?(?:Ti|SUPER|Super)\b)?(?P<ada>[ \t]+Ada\b)?s?(?!\w|\.\w)"
+    # the Ampere workstation cards, with or without their "RTX" ("RTX A6000", "A6000", "A2000 12GB")
+    r"|(?<![\w-])(?:NVIDIA[ \t]+)?(?:RTX[ \t]?)?(?P<ws>A[24-6][05]00)\b"
     r"|(?<![\w-])Tesla[ \t]+(?P<tesla>[KMPVT][1-9]\d{0,2})\b"
     r"|(?<![\w-])(?:NVIDIA[ \t]+)?(?P<dc>A100|A800|H100|H800|H200|GH200|V100|L40S|B200|A10G)\b"
     r"|(?<![\w-])Jetson[ \t]+(?:AGX[ \t]+)?(?P<orin>Orin)\b")
 NV_TORCH_INLINE_RE = re.compile(
     r"(?<![\w.-])(?:torch|pytorch|PyTorch)[ \t]*(?:==|=|[ \t])[ \t]*(?P<v>\d+\.\d+\.\d+)[ \t]*\+[ \t]*(?P<cu>cu\d{3,4})\b")
-NV_ANY = re.compile(r"\b(?:RTX|GTX|Tesla|A100|A800|H100|H800|H200|V100|L40S|B200|A10G|Jetson)\b|RTX ?[1-9]\d{2,3}"
+NV_ANY = re.compile(r"\b(?:RTX|GTX|Tesla|A100|A800|H100|H800|H200|V100|L40S|B200|A10G|Jetson|A[24-6][05]00)\b|RTX ?[1-9]\d{2,3}"
                     r"|GTX ?[1-9]\d{2,3}|\+ *cu\d{3}")
 PROSE_GPU = "named in the text"
 
 
+# workstation numbers that are no GeForce model ("RTX 6000" is a Turing Quadro, an Ada card or, as "RTX PRO 6000", a
+# Blackwell one): without Quadro / Ada / PRO the generation is not known, the vendor is
+_NV_WORKSTATION_NUMS = {"4000", "4500", "5000", "5500", "6000", "8000"}
+
+
 def _nv_gpu_name(m: re.Match[str]) -> str:
     if m.group("num"):
+        num = m.group("num")
+        if m.group("pro"):
+            return f"RTX PRO {num} Blackwell"
+        if m.group("quadro"):
+            return f"Quadro RTX {num}"
+        if m.group("ada"):
+            return f"RTX {num} Ada"
+        if m.group("kind") == "RTX" and num in _NV_WORKSTATION_NUMS:
+            return f"RTX {num}"
         sfx = (m.group("sfx") or "").strip()
         sfx = {"super": " SUPER", "ti": " Ti"}.get(sfx.lower(), "")
-        return f"GeForce {m.group('kind')} {m.group('num')}{sfx}"
+        return f"GeForce {m.group('kind')} {num}{sfx}"
     if m.group("ws"):
         return f"RTX {m.group('ws')}"
     if m.group("tesla"):
