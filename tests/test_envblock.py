@@ -334,6 +334,8 @@ def test_look_alikes_state_nothing(text):
 
 def test_an_amd_gpu_named_by_hand_gives_no_row_but_a_tools_report_does():
     assert not [r for r in parse_envblock("- GPU: AMD Radeon RX 6600\n", "t") if r.table == "gpu_devices"]
+    assert not [r for r in parse_envblock("- GPU: AMD Radeon RX 6600\n- PyTorch: 2.3.0+rocm5.7\n", "t")
+                if r.table == "gpu_devices"]
     hf = HF_ENV + "- GPU type: AMD Instinct MI210\n"
     assert [(r.get("vendor"), r.get("name")) for r in parse_envblock(hf, "t") if r.table == "gpu_devices"] == [
         ("amd", "AMD Instinct MI210")]
@@ -379,3 +381,46 @@ def test_a_user_code_error_with_a_healthy_block_blames_nothing():
 ])
 def test_label_kinds(label, kind):
     assert label_kind(label) == kind
+
+
+# ---- several fields on one line; a partial collect_env in a fence; a YAML-like list
+@pytest.mark.parametrize("text", [
+    "- OS: Ubuntu 22.04; ROCm: {rocm}; PyTorch: 2.3.0.dev20240215+rocm5.7\n\nhipBLAS error: HIPBLAS_STATUS_NOT_SUPPORTED\n",
+    "Env: GPU: MI210, ROCm: {rocm}, torch: 2.3.0.dev20240215+rocm5.7\n\nHIP_ERROR_NoDeviceMemory: failed to allocate workspace\n",
+    "versions:\n  rocm: {rocm}\n  torch: 2.3.0.dev20240215+rocm5.7\n\nRuntimeError: HIP error: HIPBLAS_STATUS_NOT_SUPPORTED\n",
+    # the first lines of collect_env pasted in a fence inside <details>: the fence ends the field, the wheel's label
+    # names its HIP (the report's "ROCM used to build PyTorch" line was not pasted)
+    "<details><summary>Environment</summary>\n\n```\nROCm version: {rocm}\nPyTorch version: 2.3.0.dev20240215+rocm5.7\n"
+    "```\n</details>\n\nHIP_ERROR_NoDeviceMemory: failed to allocate workspace\n",
+])
+def test_more_block_shapes_skew_and_twin(text):
+    diags = run_cli(["diagnose", "--format", "json", "-"], stdin=text.format(rocm="5.6.1")).json()["diagnoses"]
+    assert diags[0]["cause"] == "runtime-mismatch" and "RTM021" in diags[0]["checks"], [(d["cause"], d["checks"]) for d in diags]
+    twin = run_cli(["diagnose", "--format", "json", "-"], stdin=text.format(rocm="5.7.1")).json()["diagnoses"]
+    assert all("RTM021" not in d["checks"] for d in twin)
+
+
+def test_two_fields_on_one_line_give_one_source():
+    rows = parse_envblock("- PyTorch: 2.9.1+cu130, CUDA (PyTorch): 13.0\n", "t")  # heldout-0082
+    assert [(r.get("version"), r.get("cuda")) for r in rows] == [("2.9.1+cu130", "13.0")]
+    assert rows[0].source.count("2.9.1+cu130") == 1
+
+
+def test_a_partial_collect_env_keeps_its_version_clean():
+    text = "```\nPyTorch version: 2.1.0+cu121\n```\n"
+    rows = parse_report(text, "t").table("framework_builds")
+    assert [(r.get("version"), r.get("cuda"), r.get("variant")) for r in rows] == [("2.1.0+cu121", "12.1", "cuda")]
+
+
+@pytest.mark.parametrize("tag,cause,code", [("cu121", "wrong-vendor-build", "BLD042"), ("cpu", "cpu-only-build", "BLD041")])
+def test_an_amd_gpu_beside_a_cuda_or_cpu_build(tag, cause, code):
+    text = (f"## Environment\n- OS: Ubuntu 22.04\n- GPU: AMD Radeon RX 7900 XTX\n- PyTorch: 2.1.0+{tag}\n\n"
+            "AssertionError: Torch not compiled with CUDA enabled\n" if tag == "cpu" else
+            f"## Environment\n- OS: Ubuntu 22.04\n- GPU: AMD Radeon RX 7900 XTX\n- PyTorch: 2.1.0+{tag}\n\n"
+            "RuntimeError: Found no NVIDIA driver on your system.\n")
+    rows = [r for r in parse_envblock(text, "t") if r.table == "gpu_devices"]
+    assert [(r.get("vendor"), r.get("name")) for r in rows] == [("amd", "AMD Radeon RX 7900 XTX")]
+    top = run_cli(["diagnose", "--format", "json", "-"], stdin=text).json()["diagnoses"][0]
+    assert top["cause"] == cause and code in top["checks"], top
+    twin = run_cli(["check", "--from", "-", "--format", "json"], stdin=text.replace(f"+{tag}", "+rocm6.0")).json()
+    assert {f["code"]: f["outcome"] for f in twin["findings"] if f["code"] in ("BLD041", "BLD042") and f["outcome"] == "failed"} == {}

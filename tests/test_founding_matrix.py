@@ -440,3 +440,16 @@ def test_config_show_names_the_runtime_torch_runs_on(runtime, loads_other):
     got = {f["code"]: f for f in doc["findings"] if f["code"] in ("RTM021", "BLD046")}
     assert got["RTM021"]["outcome"] == "failed" and f"runs on HIP runtime {runtime}" in got["RTM021"]["title"]
     assert got["BLD046"]["outcome"] == ("failed" if loads_other else "passed"), got["BLD046"]["title"]
+
+
+@pytest.mark.parametrize("text,system,build", [
+    ("rocm is 5.6.1, torch is the 2.3 nightly for rocm 5.7. any idea?\n", "5.6.1", "5.7"),
+    ("Running SD fine-tuning on an MI210 (ROCm 5.6.1). Grabbed the torch nightly (rocm5.7 wheel) last week.\n",
+     "5.6.1", "5.7"),
+    ("I have ROCm 6.0.2 and ROCm 5.7.1 on this box, torch is the nightly for ROCm 6.1\n", None, "6.1"),
+])
+def test_one_sentence_may_state_the_system_and_the_build(text, system, build):
+    """Two releases in one sentence in different roles are both read; two in one role are neither."""
+    rows = parse_prose(text, "t")
+    assert [r.get("version") for r in rows if r.table == "runtimes"] == ([system] if system else [])
+    assert [r.get("hip") for r in rows if r.table == "framework_builds"] == [build]

@@ -282,3 +282,11 @@ def test_cuda_malloc_async_on_an_old_driver_is_the_driver():
             "returned 11020\n")
     causes = _causes(text)
     assert causes[0] == "driver-too-old" and "memory-allocator" in causes[:3]
+
+
+def test_comfyui_on_rocm_is_no_cuda_malloc_async():
+    # ComfyUI turns cudaMallocAsync on only for CUDA torch (cuda_malloc.py: "+cu" in the version)
+    text = ("Total VRAM 24560 MB, total RAM 64217 MB\nDevice: cuda:0 AMD Radeon RX 7900 XTX : native\n"
+            "  File \"/home/user/ComfyUI/comfy/model_management.py\", line 105, in get_total_memory\n"
+            "RuntimeError: HIP error: operation not supported\n")
+    assert "memory-allocator" not in _causes(text)[:1]

@@ -830,7 +830,7 @@ def _judge_by_cuda_release(ctx: Context, build: Row, cuda: str = "") -> Iterable
     across majors nothing runs (error); within the major, older cubins run but JIT compilation for the GPU (NVRTC:
     jiterator, the TorchScript fuser) fails (warning).  A version named without its CUDA (a release older than the
     KB's torch_releases) is bounded by the newest CUDA any official binary of that release was built with
-    (torch_legacy_cuda), and only across majors: some binary of it may be the line the GPU's major runs."""
+    (torch_legacy_cuda): the same error across majors and warning within one, said as "at most"."""
     legacy = False
     if not cuda and not build.get("cuda") and not build.get("variant") and not build.get("hip"):
         newest_binary = q.legacy_torch_cuda(ctx.kb, build.get("version"))

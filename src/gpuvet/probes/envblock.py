@@ -60,6 +60,9 @@ FIELD_RE = lazy(r"^[ \t]*(?:>[ \t]*)*(?P<bullet>[-*+•][ \t]+|\d{1,2}[.)][ \t]+
                 r"(?P<label>[A-Za-z\U0001F917][\w .()/?,+#&'\U0001F917-]{0,60}?)[ \t]*:[ \t]*(?P<value>\S[^\n]{0,300})$")
 # "torch.version = 1.7.1+cu110", "torch.__version__ = '2.0.1+cu118'" (printed by a script, as a field)
 ASSIGN_RE = lazy(r"^[ \t]*(?P<label>torch\.(?:__version__|version(?:\.cuda|\.hip)?))[ \t]*=[ \t]*(?P<value>\S[^\n]{0,100})$")
+# several fields on one line, each "Label: value", separated by ", " or "; " ("- PyTorch: 2.9.1+cu130, CUDA (PyTorch):
+# 13.0", heldout-0082)
+SPLIT_RE = lazy(r"[;,][ \t]+(?=[A-Za-z][\w .()/+-]{0,40}?[ \t]*:[ \t]*\S)")
 # an issue form's field heading ("### PyTorch version"), its value on one of the next lines
 HEADING_RE = lazy(r"^[ \t]*#{2,4}[ \t]+(?P<label>[A-Za-z][\w .()/?,+'-]{0,60}?)[ \t]*:?[ \t]*$")
 NO_RESPONSE = ("_no response_", "no response", "n/a", "na", "none", "-", "unknown", "not sure", "tbd")
@@ -256,7 +259,14 @@ def _fields(text: str) -> list[_Field]:
             fm = FIELD_RE.match(line)
             if fm:
                 bulleted = bool(fm.group("bullet")) or line != raw  # a list item or an emphasised label
-                add(fm.group("label"), fm.group("value"), n, s, bulleted)
+                parts = SPLIT_RE.split(fm.group("label") + ": " + fm.group("value"))
+                if len(parts) > 1:  # "- OS: Ubuntu 22.04; ROCm: 5.6.1; PyTorch: 2.3.0+rocm5.7": one field each
+                    for part in parts:
+                        pm = FIELD_RE.match(part)
+                        if pm:
+                            add(pm.group("label"), pm.group("value"), n, s, True)
+                else:
+                    add(fm.group("label"), fm.group("value"), n, s, bulleted)
                 continue
         if "=" in s and s.startswith("torch."):
             am = ASSIGN_RE.match(s)
@@ -406,7 +416,7 @@ def parse_envblock(text: str, source: str) -> list[Row]:
     torch, tcuda, thip = one(TORCH), one(TORCH_CUDA), one(TORCH_HIP)
     if torch or tcuda or thip:
         first = (torch or tcuda or thip)[1]  # type: ignore[index]
-        extra = "".join(f"; line {x[1].line}: {_snippet(x[1].words, 60)}" for x in (tcuda, thip) if x and x[1] is not first)
+        extra = "".join(f"; line {x[1].line}: {_snippet(x[1].words, 60)}" for x in (tcuda, thip) if x and x[1].line != first.line)
         out.append(_torch_row(torch[0] if torch else "", src(first, extra), cuda=tcuda[0] if tcuda else "",
                               hip=thip[0] if thip else ""))
     drv = one(NV_DRIVER)
@@ -419,9 +429,11 @@ def parse_envblock(text: str, source: str) -> list[Row]:
     if len({v for v, _ in gpus}) == 1:
         _, f = gpus[0]
         g = _gpu(f.value)
-        # an AMD GPU only from a tool's report: named by hand, its gfx-target facts (BLD110, BLD102) outranked the
-        # labelled cause in five tuning cases and decided none (the rank policy's question, not this reader's)
-        if g and (g[0] == "nvidia" or f.tool):
+        # an AMD GPU named by hand only beside a CUDA or CPU build of torch, where it decides the vendor (BLD042) or
+        # the variant (BLD041); elsewhere its gfx-target facts (BLD110, BLD102) outranked the labelled cause in five
+        # tuning cases and decided none (the rank policy's question, not this reader's).  A tool's report: always.
+        variant = next((r.get("variant") for r in out if r.table == "framework_builds"), None)
+        if g and (g[0] == "nvidia" or f.tool or variant in ("cuda", "cpu")):
             vendor, name, arch, cc = g
             marked = f"{f.tool}: {_snippet(f.words, 100)}" if f.tool else f"{PROSE_GPU}, an environment field: {_snippet(f.words, 100)}"
             vals: dict = {"vendor": vendor, "index": None, "name": name}

@@ -58,6 +58,9 @@ def _collect_env_fields(text: str) -> dict[str, str]:
             continue
         if line.startswith("Versions of relevant libraries"):
             break
+        if line.lstrip().startswith(("```", "~~~", "</", "<details", "<summary")):
+            last = None  # a Markdown fence or an HTML tag around a pasted report ends its field, never continues it
+            continue
         m = _CE_KEY.match(line)
         if m and not line.startswith((" ", "\t", "/")) and not re.match(r"GPU \d+:", line):
             last = m.group("key").strip()
@@ -87,6 +90,11 @@ def parse_collect_env(text: str, source: str) -> list[Row]:
     if not _na(version):
         cuda = "" if _na(f.get("CUDA used to build PyTorch")) else f["CUDA used to build PyTorch"]
         hip = "" if _na(f.get("ROCM used to build PyTorch")) else f["ROCM used to build PyTorch"]
+        if "CUDA used to build PyTorch" not in f and "ROCM used to build PyTorch" not in f:
+            # a partial paste (the first line or two of the report): the wheel's own label names its runtime
+            local = version.partition("+")[2]
+            hip = local[4:] if local.startswith("rocm") else ""
+            cuda = f"{local[2:-1]}.{local[-1]}" if re.fullmatch(r"cu\d{3,4}", local) else ""
         out.append(row("framework_builds", src, name="torch", version=version, cuda=cuda, hip=hip,
                        debug=f.get("Is debug build", "").lower() == "true", channel=channel_of(version),
                        variant=variant_of(version, cuda, hip), targets=[], targets_source=""))

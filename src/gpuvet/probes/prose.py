@@ -217,36 +217,44 @@ _NOT_INSTALLED = lazy(r"\b(?:fail(?:s|ed)?[ \t]+to[ \t]+install|can'?t|cannot|un
 def _rocm_statements(line: str) -> list[tuple[str, str, str]]:
     """(role, release, the words that state it) of each ROCm release a line states: role "system" (the machine's
     ROCm) or "build" (the release PyTorch was built for: "the PyTorch nightly for ROCm 5.7", "torch built with ROCm
-    6.1", "the ROCm 6.0 wheel of torch")."""
+    6.1", "the ROCm 6.0 wheel of torch").  A sentence may state one of each ("rocm is 5.6.1, torch is the nightly for
+    rocm 5.7"); two releases in one role are a comparison, a change or a list of what was tried, and give nothing."""
     out: list[tuple[str, str, str]] = []
     for _, sent in _sentences(_URL.sub(lambda m: " " * len(m.group(0)), line)):
         found = list(PROSE_ROCM_RE.finditer(sent))
-        if not found:
+        if not found or changed(_clean_sentence(sent, [m.span() for m in found])):
             continue
-        if len({m.group(1) for m in found}) > 1:
-            continue  # two releases in one sentence: a comparison, a change or a list of what was tried
-        if changed(_clean_sentence(sent, [m.span() for m in found])):
-            continue
-        m = found[0]
-        before, after = _clause(sent, m.start(), m.end())
-        prev = _prev_word(before)
-        framework_next = bool(_FRAMEWORK_NEXT.match(after))
-        if prev in _FRAMEWORK_PREV or framework_next or (prev == "with" and _FRAMEWORK_WORDS.search(before)):
-            # the framework's build ("PyTorch 2.4 with ROCm 6.1", "PyTorch for ROCm 5.7"), when the sentence is
-            # about torch alone and says it is there
-            # ("PyTorch 2.1 with ROCm 5.6" is either: no build is read from it)
-            if ((prev in _BUILD_PREV or framework_next) and _TORCH_WORD.search(sent)
-                    and not _OTHER_FRAMEWORK.search(sent) and not _NOT_INSTALLED.search(sent)):
-                out.append(("build", m.group(1), _snippet(sent, 100)))
-            continue
-        # a field: the sentence opens with the mention ("ROCm version: 6.0.2", "- **ROCm**: 7.2.0", a line "ROCm 6.0")
-        opens = _BULLET.sub("", sent[:m.start()]).strip() in ("", "AMD")
-        rest = sent[m.end():].strip(" \t.*`")
-        field = opens and (bool(re.search(r"[:=]|\bis\b", m.group(0))) or not rest or rest.startswith("("))
-        if not (field or prev in _SYSTEM_PREV or _SYSTEM_NEXT.match(after) or _ENV_WORDS.search(sent)):
-            continue
-        out.append(("system", m.group(1), _snippet(sent, 100)))
+        roles: dict[str, set[str]] = {}
+        for m in found:
+            roles.setdefault(_role(sent, m), set()).add(m.group(1))
+        unclear = roles.pop("", set())
+        for role, versions in roles.items():
+            # another release the sentence names in no clear role ("I have ROCm 6.0.2 and ROCm 5.7.1") may be the
+            # system's too: then which one is, is not stated
+            if len(versions) == 1 and (role == "build" or unclear <= versions):
+                out.append((role, versions.pop(), _snippet(sent, 100)))
     return out
+
+
+def _role(sent: str, m: re.Match[str]) -> str:
+    """"system", "build" or "" (neither, or not clear) for one "ROCm X" mention in its sentence."""
+    before, after = _clause(sent, m.start(), m.end())
+    prev = _prev_word(before)
+    framework_next = bool(_FRAMEWORK_NEXT.match(after))
+    if prev in _FRAMEWORK_PREV or framework_next or (prev == "with" and _FRAMEWORK_WORDS.search(before)):
+        # the framework's build ("PyTorch for ROCm 5.7", "the ROCm 6.0 wheel"), when the sentence is about torch alone
+        # and says it is there ("PyTorch 2.1 with ROCm 5.6" is either: no build is read from it)
+        if ((prev in _BUILD_PREV or framework_next) and _TORCH_WORD.search(sent)
+                and not _OTHER_FRAMEWORK.search(sent) and not _NOT_INSTALLED.search(sent)):
+            return "build"
+        return ""
+    # a field: the sentence opens with the mention ("ROCm version: 6.0.2", "- **ROCm**: 7.2.0", a line "ROCm 6.0")
+    opens = _BULLET.sub("", sent[:m.start()]).strip() in ("", "AMD")
+    rest = after.strip(" \t.*`") if after.strip() else sent[m.end():].strip(" \t.*`")
+    field = opens and (bool(re.search(r"[:=]|\bis\b", m.group(0))) or not rest or rest.startswith("("))
+    if field or prev in _SYSTEM_PREV or _SYSTEM_NEXT.match(after) or _ENV_WORDS.search(sent):
+        return "system"
+    return ""
 
 
 def _statement_ok(sent: str, spans: list[tuple[int, int]]) -> bool:
