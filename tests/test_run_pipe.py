@@ -180,9 +180,12 @@ def test_passthrough_bench_runs_and_reports(tmp_path):
 
 
 def _autogroup(pid="self"):
+    """['/autogroup-N', 'nice', 'V'] for a task's scheduler group; None without autogroups.  A task that never left
+    the session it inherited from init is in the default group, whose file reads empty (and whose nice value is 0 and
+    cannot change): CI's runner was such a task, so that case has a name of its own here."""
     try:
         with open(f"/proc/{pid}/autogroup") as fh:
-            return fh.read().split()  # ['/autogroup-N', 'nice', 'V']
+            return fh.read().split() or ["(default)", "nice", "0"]
     except OSError:
         return None
 
