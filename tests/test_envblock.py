@@ -296,6 +296,8 @@ def test_torch_fields(text, version, hip):
     ("| ROCm | 5.6.1 |\n", "5.6.1"),
     ("### ROCm Version\n\nROCm 6.0.0\n", "6.0.0"),
     ("- AMD ROCm: 6.2.4 (installed with amdgpu-install)\n", "6.2.4"),
+    ("- ROCm: 6.0.2 (Ubuntu 22.04)\n", "6.0.2"),  # a note naming another thing's version
+    ("- ROCm: 6.1, kernel 6.8.0-45\n", "6.1"),
 ])
 def test_rocm_fields(text, version):
     rows = [r for r in parse_envblock(text, "t") if r.table == "runtimes"]
@@ -307,6 +309,10 @@ def test_rocm_fields(text, version):
 @pytest.mark.parametrize("text", [
     "- **ROCm**: 7.0.0 / 7.2.0\n",  # n3r-t0079: two releases
     "- ROCm: 5.7 (also tried 6.0)\n",
+    "- ROCm: 6.0.2 (ROCm 6.1 on node B)\n",
+    "- ROCm: 6.3.2 and 6.4.0\n",
+    "- PyTorch: 2.1.0 / 2.2.0\n",
+    "- PyTorch: 2.1.0 (torch 2.2.0 also fails)\n",
     "- ROCm: 5.6.1\n- GPU: MI210\n\nOn the other node:\n- ROCm: 6.0.2\n",  # two values of one thing
     "ROCm version: (6, 2)\n",  # ComfyUI's tuple: torch's HIP (prose reads it), not the system's
     "- ROCm (docker image): 6.0\n",

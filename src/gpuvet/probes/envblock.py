@@ -348,8 +348,15 @@ def _clean_rest(rest: str) -> str:
     return rest.strip().strip("`'\"*").strip()
 
 
-def _one_version(rest: str, two_part: bool = True) -> bool:
-    """The text after a value's version is a note, not another version, a change or a comparison."""
+_VERSION3 = lazy(r"\d+\.\d+\.\d+")
+_WORD_BEFORE = lazy(r"([A-Za-z][\w+-]*)[ \t:=]*v?$")
+_COMPETING = frozenset(("and", "or", "vs", "versus", "to", "from", "also", "release", "version", "versions", "was", "now"))
+
+
+def _one_version(rest: str, two_part: bool = True, names: tuple[str, ...] = ()) -> bool:
+    """The text after a value's version is a note, not another version of the same thing, a change or a comparison:
+    "5.6.1 (Ubuntu 22.04)" and "2.1.0+cu121 (CUDA 12.1)" are notes; "7.0.0 / 7.2.0", "5.7 (also tried 6.0)", "5.6.1,
+    ROCm 6.0 on the other node" are not."""
     rest = _clean_rest(rest)
     if not rest:
         return True
@@ -357,10 +364,12 @@ def _one_version(rest: str, two_part: bool = True) -> bool:
         rest = " " + rest
     if changed(rest):
         return False
-    probe = re.sub(r"\([^()]*\bcapability\b[^()]*\)", "", rest)
-    if two_part:
-        return not _VERSION_ANY.search(probe)
-    return not re.search(r"\d+\.\d+\.\d+", probe)
+    for m in (_VERSION_ANY if two_part else _VERSION3).finditer(rest):
+        w = _WORD_BEFORE.search(rest, 0, m.start())
+        word = w.group(1).lower() if w else ""
+        if not word or word in _COMPETING or word in names:
+            return False  # a bare second version, or one named as the same thing
+    return True
 
 
 def _gpu(value: str) -> tuple[str, str, str, str] | None:
@@ -492,18 +501,18 @@ def _value(f: _Field) -> str | None:
     v = f.value
     if f.kind == TORCH:
         m = TORCH_VALUE_RE.match(v)
-        return m.group("v") if m and _one_version(m.group("rest"), two_part=False) else None
+        return m.group("v") if m and _one_version(m.group("rest"), False, ("torch", "pytorch")) else None
     if f.kind == ROCM:
         m = ROCM_VALUE_RE.match(v)
-        if m and int(m.group("v").split(".")[0]) >= 1 and _one_version(m.group("rest")):
+        if m and int(m.group("v").split(".")[0]) >= 1 and _one_version(m.group("rest"), True, ("rocm",)):
             return m.group("v")
         return None
     if f.kind in (TORCH_CUDA, NVCC):
         m = MM_VALUE_RE.match(v)
-        return m.group("v") if m and _one_version(m.group("rest")) else None
+        return m.group("v") if m and _one_version(m.group("rest"), True, ("cuda", "nvcc")) else None
     if f.kind == TORCH_HIP:
         m = HIP_VALUE_RE.match(v)
-        return m.group("v") if m and _one_version(m.group("rest")) else None
+        return m.group("v") if m and _one_version(m.group("rest"), True, ("hip", "rocm")) else None
     if f.kind in (NV_DRIVER, DRIVER):
         if re.search(r"\b(?:AMD|amdgpu|Adrenalin|Radeon|ROCm)\b", v, re.I) or changed(v):
             return None
@@ -522,7 +531,7 @@ def _value(f: _Field) -> str | None:
         return v.strip() if _PLATFORM_RE.match(v.strip()) else None
     if f.kind.startswith(PKG + ":"):
         m = PKG_VALUE_RE.match(v)
-        return m.group("v") if m and _one_version(m.group("rest"), two_part=False) else None
+        return m.group("v") if m and _one_version(m.group("rest"), False, (f.kind.split(":", 1)[1],)) else None
     return None
 
 
