@@ -296,6 +296,8 @@ def test_torch_fields(text, version, hip):
     ("| ROCm | 5.6.1 |\n", "5.6.1"),
     ("### ROCm Version\n\nROCm 6.0.0\n", "6.0.0"),
     ("- AMD ROCm: 6.2.4 (installed with amdgpu-install)\n", "6.2.4"),
+    ("- ROCm: 6.0.2 (Ubuntu 22.04)\n", "6.0.2"),  # a note naming another thing's version
+    ("- ROCm: 6.1, kernel 6.8.0-45\n", "6.1"),
 ])
 def test_rocm_fields(text, version):
     rows = [r for r in parse_envblock(text, "t") if r.table == "runtimes"]
@@ -307,6 +309,10 @@ def test_rocm_fields(text, version):
 @pytest.mark.parametrize("text", [
     "- **ROCm**: 7.0.0 / 7.2.0\n",  # n3r-t0079: two releases
     "- ROCm: 5.7 (also tried 6.0)\n",
+    "- ROCm: 6.0.2 (ROCm 6.1 on node B)\n",
+    "- ROCm: 6.3.2 and 6.4.0\n",
+    "- PyTorch: 2.1.0 / 2.2.0\n",
+    "- PyTorch: 2.1.0 (torch 2.2.0 also fails)\n",
     "- ROCm: 5.6.1\n- GPU: MI210\n\nOn the other node:\n- ROCm: 6.0.2\n",  # two values of one thing
     "ROCm version: (6, 2)\n",  # ComfyUI's tuple: torch's HIP (prose reads it), not the system's
     "- ROCm (docker image): 6.0\n",
@@ -424,3 +430,58 @@ def test_an_amd_gpu_beside_a_cuda_or_cpu_build(tag, cause, code):
     assert top["cause"] == cause and code in top["checks"], top
     twin = run_cli(["check", "--from", "-", "--format", "json"], stdin=text.replace(f"+{tag}", "+rocm6.0")).json()
     assert {f["code"]: f["outcome"] for f in twin["findings"] if f["code"] in ("BLD041", "BLD042") and f["outcome"] == "failed"} == {}
+
+
+# DeepSpeed's ds_report (the "DeepSpeed general environment info:" part; its shape from DeepSpeed's env report, from
+# memory: the tuning data holds none)
+DS_REPORT = """DeepSpeed general environment info:
+torch install path ............... ['/usr/local/lib/python3.10/dist-packages/torch']
+torch version .................... {torch}
+deepspeed install path ........... ['/usr/local/lib/python3.10/dist-packages/deepspeed']
+deepspeed info ................... 0.12.6, unknown, unknown
+torch cuda version ............... {cuda}
+torch hip version ................ {hip}
+nvcc version ..................... {nvcc}
+deepspeed wheel compiled w. ...... torch 2.1, cuda 12.1
+shared memory (/dev/shm) size .... 31.34 GB
+"""
+
+
+def test_ds_report_nvcc_other_than_torchs_cuda_is_the_extension_finding():
+    text = DS_REPORT.format(torch="2.1.0+cu121", cuda="12.1", hip="None", nvcc="11.8") + (
+        "RuntimeError: Installed CUDA version 11.8 does not match the version torch was compiled with 12.1, unable to "
+        "compile cuda/cpp extensions without a matching cuda version.\n")
+    rows = parse_envblock(text, "t")
+    assert [(r.get("version"), r.get("cuda"), r.get("hip")) for r in rows if r.table == "framework_builds"] == [
+        ("2.1.0+cu121", "12.1", "")]
+    nvcc = [r for r in rows if r.table == "compilers"]
+    assert [(r.get("name"), r.get("cuda_version")) for r in nvcc] == [("nvcc", "11.8")] and "ds_report" in nvcc[0].source
+    top = run_cli(["diagnose", "--format", "json", "-"], stdin=text).json()["diagnoses"][0]
+    assert top["cause"] == "extension-abi", top
+    twin = DS_REPORT.format(torch="2.1.0+cu121", cuda="12.1", hip="None", nvcc="12.1")
+    doc = run_cli(["check", "--from", "-", "--format", "json"], stdin=twin).json()
+    assert not [f for f in doc["findings"] if f["code"].startswith("EXT") and f["outcome"] == "failed"]
+
+
+def test_ds_report_on_rocm_with_a_system_release_field():
+    text = "- ROCm: 5.6.1\n\n" + DS_REPORT.format(torch="2.3.0.dev20240215+rocm5.7", cuda="None",
+                                                    hip="5.7.31921-d1770ee1b", nvcc="None")
+    facts = parse_report(text, "t")
+    assert [(r.get("hip")) for r in facts.table("framework_builds")] == ["5.7.31921"]
+    doc = run_cli(["check", "--from", "-", "--format", "json"], stdin=text).json()
+    assert "RTM021" in {f["code"] for f in doc["findings"] if f["outcome"] == "failed"}
+
+
+def test_vllm_collect_env_rocm_version_line():
+    """vLLM's collect_env adds "ROCM Version" (the system hipcc's HIP version) to PyTorch's report; "ROCm: Disabled" among
+    its build flags states nothing.  (Shape from memory of vllm/collect_env.py: the tuning data holds none.)"""
+    text = ("Collecting environment information...\nPyTorch version: 2.5.1+rocm6.2\nIs debug build: False\n"
+            "CUDA used to build PyTorch: N/A\nROCM used to build PyTorch: 6.2.41133-dd7f95766\n\n"
+            "OS: Ubuntu 22.04.5 LTS (x86_64)\nROCM Version: {rocm}\nvLLM Version: 0.6.4.post1\nvLLM Build Flags:\n"
+            "CUDA Archs: Not Set; ROCm: Disabled; Neuron: Disabled\n")
+    rows = [r for r in parse_envblock(text.format(rocm="6.1.40091-a8dbc0c19"), "t") if r.table == "runtimes"]
+    assert [(r.get("name"), r.get("version")) for r in rows] == [("rocm", "6.1.40091")]
+    doc = run_cli(["check", "--from", "-", "--format", "json"], stdin=text.format(rocm="6.1.40091-a8dbc0c19")).json()
+    assert "RTM021" in {f["code"] for f in doc["findings"] if f["outcome"] == "failed"}
+    twin = run_cli(["check", "--from", "-", "--format", "json"], stdin=text.format(rocm="6.2.41133-dd7f95766")).json()
+    assert {f["code"]: f["outcome"] for f in twin["findings"] if f["code"] == "RTM021"} == {"RTM021": "passed"}

@@ -60,6 +60,10 @@ FIELD_RE = lazy(r"^[ \t]*(?:>[ \t]*)*(?P<bullet>[-*+•][ \t]+|\d{1,2}[.)][ \t]+
                 r"(?P<label>[A-Za-z\U0001F917][\w .()/?,+#&'\U0001F917-]{0,60}?)[ \t]*:[ \t]*(?P<value>\S[^\n]{0,300})$")
 # "torch.version = 1.7.1+cu110", "torch.__version__ = '2.0.1+cu118'" (printed by a script, as a field)
 ASSIGN_RE = lazy(r"^[ \t]*(?P<label>torch\.(?:__version__|version(?:\.cuda|\.hip)?))[ \t]*=[ \t]*(?P<value>\S[^\n]{0,100})$")
+# DeepSpeed's ds_report: "torch version .................... 2.1.0+cu121", "torch cuda version ............... 12.1",
+# "torch hip version ................ None", "nvcc version ..................... 12.1" (a label, a row of dots, the value)
+DOTS_RE = lazy(r"^(?P<label>[A-Za-z][\w .()/-]{0,40}?) \.{3,} (?P<value>\S[^\n]{0,200})$")
+_DS_SIG = lazy(r"^DeepSpeed general environment info:|^deepspeed info \.{3,} ", re.M)
 # several fields on one line, each "Label: value", separated by ", " or "; " ("- PyTorch: 2.9.1+cu130, CUDA (PyTorch):
 # 13.0", heldout-0082)
 SPLIT_RE = lazy(r"[;,][ \t]+(?=[A-Za-z][\w .()/+-]{0,40}?[ \t]*:[ \t]*\S)")
@@ -120,6 +124,7 @@ OS = "os"
 PLATFORM = "platform"
 KERNEL = "kernel"
 PKG = "package"
+NVCC = "nvcc"
 
 _LABELS: dict[str, str] = {
     **dict.fromkeys(("pytorch", "torch", "pytorch.version", "torch.__version__", "torch.version", "pytorch build"), TORCH),
@@ -136,6 +141,7 @@ _LABELS: dict[str, str] = {
                      "linux distribution", "operating system + version", "os platform"), OS),
     **dict.fromkeys(("platform",), PLATFORM),
     **dict.fromkeys(("kernel", "linux kernel"), KERNEL),
+    **dict.fromkeys(("nvcc", "nvcc -v", "nvcc --version"), NVCC),
 }
 # companions and GPU libraries whose version a report lists (pip's names)
 PACKAGES = {"torchvision": "torchvision", "torchaudio": "torchaudio", "triton": "triton",
@@ -197,6 +203,8 @@ def _tool_of(text: str) -> str:
         return "python -m xformers.info"
     if _JAX_SIG.search(text):
         return "jax.print_environment_info()"
+    if _DS_SIG.search(text):
+        return "ds_report"
     return ""
 
 
@@ -255,6 +263,11 @@ def _fields(text: str) -> list[_Field]:
                 if fm:
                     add(fm.group("label"), fm.group("value"), n, s, True, "A1111 versions footer")
             continue
+        if " ..." in s:
+            dm = DOTS_RE.match(s)
+            if dm:
+                add(dm.group("label"), dm.group("value"), n, f"{dm.group('label')} ... {dm.group('value')}", False)
+                continue
         if ":" in s:
             fm = FIELD_RE.match(line)
             if fm:
@@ -335,8 +348,15 @@ def _clean_rest(rest: str) -> str:
     return rest.strip().strip("`'\"*").strip()
 
 
-def _one_version(rest: str, two_part: bool = True) -> bool:
-    """The text after a value's version is a note, not another version, a change or a comparison."""
+_VERSION3 = lazy(r"\d+\.\d+\.\d+")
+_WORD_BEFORE = lazy(r"([A-Za-z][\w+-]*)[ \t:=]*v?$")
+_COMPETING = frozenset(("and", "or", "vs", "versus", "to", "from", "also", "release", "version", "versions", "was", "now"))
+
+
+def _one_version(rest: str, two_part: bool = True, names: tuple[str, ...] = ()) -> bool:
+    """The text after a value's version is a note, not another version of the same thing, a change or a comparison:
+    "5.6.1 (Ubuntu 22.04)" and "2.1.0+cu121 (CUDA 12.1)" are notes; "7.0.0 / 7.2.0", "5.7 (also tried 6.0)", "5.6.1,
+    ROCm 6.0 on the other node" are not."""
     rest = _clean_rest(rest)
     if not rest:
         return True
@@ -344,10 +364,12 @@ def _one_version(rest: str, two_part: bool = True) -> bool:
         rest = " " + rest
     if changed(rest):
         return False
-    probe = re.sub(r"\([^()]*\bcapability\b[^()]*\)", "", rest)
-    if two_part:
-        return not _VERSION_ANY.search(probe)
-    return not re.search(r"\d+\.\d+\.\d+", probe)
+    for m in (_VERSION_ANY if two_part else _VERSION3).finditer(rest):
+        w = _WORD_BEFORE.search(rest, 0, m.start())
+        word = w.group(1).lower() if w else ""
+        if not word or word in _COMPETING or word in names:
+            return False  # a bare second version, or one named as the same thing
+    return True
 
 
 def _gpu(value: str) -> tuple[str, str, str, str] | None:
@@ -425,6 +447,11 @@ def parse_envblock(text: str, source: str) -> list[Row]:
     if drv:
         v, f = drv
         out.append(row("drivers", src(f), vendor="nvidia", component="user-space", version=v))
+    nvcc = one(NVCC)
+    if nvcc:
+        v, f = nvcc
+        out.append(row("compilers", src(f), name="nvcc", version=v, cuda_version=".".join(v.split(".")[:2]),
+                       platform="nvidia"))
     gpus = by_kind.get(GPU) or []
     if len({v for v, _ in gpus}) == 1:
         _, f = gpus[0]
@@ -474,18 +501,18 @@ def _value(f: _Field) -> str | None:
     v = f.value
     if f.kind == TORCH:
         m = TORCH_VALUE_RE.match(v)
-        return m.group("v") if m and _one_version(m.group("rest"), two_part=False) else None
+        return m.group("v") if m and _one_version(m.group("rest"), False, ("torch", "pytorch")) else None
     if f.kind == ROCM:
         m = ROCM_VALUE_RE.match(v)
-        if m and int(m.group("v").split(".")[0]) >= 1 and _one_version(m.group("rest")):
+        if m and int(m.group("v").split(".")[0]) >= 1 and _one_version(m.group("rest"), True, ("rocm",)):
             return m.group("v")
         return None
-    if f.kind == TORCH_CUDA:
+    if f.kind in (TORCH_CUDA, NVCC):
         m = MM_VALUE_RE.match(v)
-        return m.group("v") if m and _one_version(m.group("rest")) else None
+        return m.group("v") if m and _one_version(m.group("rest"), True, ("cuda", "nvcc")) else None
     if f.kind == TORCH_HIP:
         m = HIP_VALUE_RE.match(v)
-        return m.group("v") if m and _one_version(m.group("rest")) else None
+        return m.group("v") if m and _one_version(m.group("rest"), True, ("hip", "rocm")) else None
     if f.kind in (NV_DRIVER, DRIVER):
         if re.search(r"\b(?:AMD|amdgpu|Adrenalin|Radeon|ROCm)\b", v, re.I) or changed(v):
             return None
@@ -504,7 +531,7 @@ def _value(f: _Field) -> str | None:
         return v.strip() if _PLATFORM_RE.match(v.strip()) else None
     if f.kind.startswith(PKG + ":"):
         m = PKG_VALUE_RE.match(v)
-        return m.group("v") if m and _one_version(m.group("rest"), two_part=False) else None
+        return m.group("v") if m and _one_version(m.group("rest"), False, (f.kind.split(":", 1)[1],)) else None
     return None
 
 
@@ -530,7 +557,8 @@ _ANY = re.compile(  # every branch anchored at a line start: a log that holds no
     r"(?:(?:py)?torch|rocm|amd[ \t]+rocm|cuda|nvidia|driver|gpu|graphics|video card|hardware|accelerator|card|os\b|"
     r"operating|distr|platform|kernel|torchvision|torchaudio|triton|numpy|transformers|accelerate|diffusers|"
     r"huggingface|safetensors|installed rocm|system rocm|host rocm|amd arch)[^\n]{0,80}?[:=|]"
-    r"|[ \t]*\|[^\n]{0,200}\|[ \t]*$|[ \t]*#{2,4}[ \t]+\w|[^\n•]{0,120}•[^\n•]{0,80}•)", re.M | re.I)
+    r"|[ \t]*\|[^\n]{0,200}\|[ \t]*$|[ \t]*#{2,4}[ \t]+\w|[^\n•]{0,120}•[^\n•]{0,80}•"
+    r"|(?:torch|nvcc)[\w ]{0,20} \.{3,} )", re.M | re.I)
 
 
 def has_envblock(text: str) -> bool:
