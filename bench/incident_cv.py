@@ -21,7 +21,11 @@ rules are the same in every run: on a set the signatures were written from, ``ru
 
 bench/incidents-new7/frozen (train_fallback.HELD_OUT) is refused, whatever the command line says: it is scored once, by the lead.
 
-    .venv/bin/python bench/incident_cv.py [--k 5] [--json bench/results/incident_cv.json] [DIR ...]
+    .venv/bin/python bench/incident_cv.py [--k 5] [--no-kfold] [--json OUT.json] [--md OUT.md] [--compare OLD.json] [DIR ...]
+
+``--no-kfold`` skips the k-fold fits (LOSO alone, ~15 fits); ``--compare OLD.json`` (an earlier ``--json``, which keeps
+every case) lists the LOSO cases whose top-1 / top-3 moved, both ways.  Per set it reports the cause-balanced numbers,
+`none` right and ROCm beside top-1 / top-3, newest set first.
 """
 from __future__ import annotations
 
@@ -155,8 +159,28 @@ def summarise(rows):
     per_set = defaultdict(list)
     for r in rows:
         per_set[r["set"]].append(r)
-    out["per_set"] = {s: {"cases": len(rs), "top1": round(sum(r["top1"] for r in rs) / len(rs), 3),
-                          "top3": round(sum(r["top3"] for r in rs) / len(rs), 3)} for s, rs in sorted(per_set.items())}
+    out["per_set"] = {s: _set_summary(rs) for s, rs in sorted(per_set.items())}
+    return out
+
+
+def _set_summary(rs):
+    """One set's numbers: top-1 / top-3, cause-balanced top-1 / top-3, `none` right, and per platform."""
+    per = defaultdict(lambda: [0, 0, 0])
+    for r in rs:
+        per[r["truth"]][0] += r["top1"]
+        per[r["truth"]][1] += r["top3"]
+        per[r["truth"]][2] += 1
+    nr = [r for r in rs if r["truth"] == "none"]
+    out = {"cases": len(rs), "top1": round(sum(r["top1"] for r in rs) / len(rs), 3),
+           "top3": round(sum(r["top3"] for r in rs) / len(rs), 3),
+           "macro_top1": round(sum(a / n for a, _b, n in per.values()) / len(per), 3),
+           "macro_top3": round(sum(b / n for _a, b, n in per.values()) / len(per), 3),
+           "none_right": f"{sum(r['top1'] for r in nr)}/{len(nr)}"}
+    for plat in ("rocm", "cuda"):
+        pr = [r for r in rs if r["platform"] == plat]
+        if pr:
+            out[plat] = {"cases": len(pr), "top1": round(sum(r["top1"] for r in pr) / len(pr), 3),
+                         "top3": round(sum(r["top3"] for r in pr) / len(pr), 3)}
     return out
 
 
@@ -181,11 +205,17 @@ def markdown(doc) -> str:
         lines.append(f"| {mode} | {s['cases']} | {s['top1']:.1%} | {s['top3']:.1%} | {s['rocm']['top1']:.1%} | "
                      f"{s['rocm']['top3']:.1%} | {s['cuda']['top1']:.1%} | {s['cuda']['top3']:.1%} | "
                      f"{s['no_diagnosis']} | {s['none_right']} | {s['macro_top1']:.1%} / {s['macro_top3']:.1%} |")
-    lines += ["", "Per set (top-1 / top-3; `rules+model loso`: the model trained on every other set):", "",
-              "| set | cases | " + " | ".join(modes) + " |", "|---|---:|" + "---:|" * len(modes)]
-    for st, v in doc["rules"]["per_set"].items():
+    last = modes[-1]
+    lines += ["", f"Per set, newest first (top-1 / top-3; `rules+model loso`: the model trained on every other set; the "
+              f"cause-balanced numbers, `none` right and ROCm top-1 / top-3 are {last}'s):", "",
+              "| set | cases | " + " | ".join(modes) + f" | {last}: cause-balanced | none right | ROCm |",
+              "|---|---:|" + "---:|" * (len(modes) + 3)]
+    for st, v in sorted(doc["rules"]["per_set"].items(), key=lambda kv: _set_age(kv[0])):
         cells = [f"{doc[m]['per_set'][st]['top1']:.1%} / {doc[m]['per_set'][st]['top3']:.1%}" for m in modes]
-        lines.append(f"| {st} | {v['cases']} | " + " | ".join(cells) + " |")
+        ls = doc[last]["per_set"][st]
+        rocm = f"{ls['rocm']['top1']:.1%} / {ls['rocm']['top3']:.1%} ({ls['rocm']['cases']})" if "rocm" in ls else "-"
+        mac = f"{ls['macro_top1']:.1%} / {ls['macro_top3']:.1%}" if "macro_top1" in ls else "-"
+        lines.append(f"| {st} | {v['cases']} | " + " | ".join(cells) + f" | {mac} | {ls.get('none_right', '-')} | {rocm} |")
     if "loso_by_rules_strength" in doc:
         lines += ["", "Leave-one-set-out, by the strength of the rules' first cause (`fact`: a finding that explains the "
                   "error; `decisive`: a specific signature of weight >= 0.9; `weak`: any other; `vocabulary`: only the "
@@ -202,6 +232,31 @@ def markdown(doc) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _set_age(name: str) -> tuple:
+    """Sort key: the newest sets first (incidents-new7 before incidents-new6 ..., then the older named sets)."""
+    import re
+
+    m = re.search(r"incidents-new(\d*)/(tuning|frozen)", name)
+    if m:
+        return (0, -int(m.group(1) or 1), m.group(2) != "tuning", name)
+    return (1, name)
+
+
+def compare(old_doc, doc, mode="rules+model loso"):
+    """The cases whose top-1 / top-3 moved between an earlier --json (with its cases) and this run, both ways."""
+    old = {r["id"]: r for r in (old_doc.get("cases") or {}).get(mode, [])}
+    up, down = [], []
+    for r in (doc.get("cases") or {}).get(mode, []):
+        o = old.get(r["id"])
+        if o is None or (o["top1"], o["top3"]) == (r["top1"], r["top3"]):
+            continue
+        (up if (r["top1"], r["top3"]) > (o["top1"], o["top3"]) else down).append((r, o))
+    print(f"{mode}: {len(up)} moved up, {len(down)} moved down (against the earlier run)")
+    for sign, rows in (("+", up), ("-", down)):
+        for r, o in rows:
+            print(f"  {sign} {r['set']:32s} {r['id']:14s} {r['truth']:24s} {o['predicted']} -> {r['predicted']}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="*", default=None)
@@ -210,6 +265,9 @@ def main(argv=None):
     ap.add_argument("--md", dest="md_out", help="also write a Markdown summary")
     ap.add_argument("--show-misses", action="store_true")
     ap.add_argument("--no-loso", dest="loso", action="store_false", help="skip the leave-one-set-out runs")
+    ap.add_argument("--no-kfold", dest="kfold", action="store_false",
+                    help="skip the k-fold runs (the rules alone are still ranked; LOSO needs 15 fits, k-fold k more)")
+    ap.add_argument("--compare", help="an earlier --json (with its cases): list the LOSO cases that moved, both ways")
     args = ap.parse_args(argv)
     dirs = args.dirs or [d for d in tf.TUNING_DIRS if (ROOT / d).is_dir()]
     dirs = [str(ROOT / d) if not Path(d).is_absolute() else d for d in dirs]
@@ -224,16 +282,20 @@ def main(argv=None):
     folds = [fold_of(c, args.k) for c in cases]
     extra = tf.extra_examples()
 
-    results = {"rules": [], "rules+model": []}
+    results: dict[str, list] = {"rules": [], "rules+model": []} if args.kfold else {"rules": []}
     for f in range(args.k):
-        train_x = [x for x, g in zip(examples, folds) if g != f] + [x for x, _ in extra]
-        train_y = [y for y, g in zip(labels, folds) if g != f] + [y for _, y in extra]
-        model = tf.fit(train_x, train_y, tf.usual_components([c for c, g in zip(cases, folds) if g != f]))
+        model = None
+        if args.kfold:
+            train_x = [x for x, g in zip(examples, folds) if g != f] + [x for x, _ in extra]
+            train_y = [y for y, g in zip(labels, folds) if g != f] + [y for _, y in extra]
+            model = tf.fit(train_x, train_y, tf.usual_components([c for c, g in zip(cases, folds) if g != f]))
         for i, case in enumerate(cases):
             if folds[i] != f:
                 continue
             scan, fs = analysed[i]
             for mode, m in (("rules", None), ("rules+model", model)):
+                if mode not in results:
+                    continue
                 causes = [d.cause for d in rank(scan, fs, learned=m)]
                 h1, h3 = hit(labels[i], causes)
                 results[mode].append({"id": case["id"], "set": _set_name(case["_file"]),
@@ -260,7 +322,7 @@ def main(argv=None):
                                   "model_top": model.read(examples[i], limit=1)[0].cause})
     doc = {"k": args.k, "grouping": "sha256(source URL) mod k", "dirs": [os.path.relpath(d, ROOT) for d in dirs],
            "extra_training_examples": len(extra), "analyse_s_per_case": round(t_an / len(cases), 3),
-           "rules": summarise(results["rules"]), "rules+model": summarise(results["rules+model"])}
+           **{mode: summarise(rows) for mode, rows in results.items()}}
     if loso_rows:
         doc["rules+model loso"] = summarise(loso_rows)
         doc["loso_by_rules_strength"] = disagreement(loso_rows)
@@ -272,8 +334,10 @@ def main(argv=None):
               f"cause-balanced {s['macro_top1']:.1%}/{s['macro_top3']:.1%}")
         for st, v in s["per_set"].items():
             print(f"    {st:40s} {v['cases']:4d}  {v['top1']:.1%} / {v['top3']:.1%}")
+    if args.compare:
+        compare(json.loads(Path(args.compare).read_text()), {"cases": {"rules+model loso": loso_rows}})
     if args.show_misses:
-        for r in results["rules+model"]:
+        for r in results.get("rules+model", loso_rows):
             if not r["top1"]:
                 print(f"  miss {r['set']} {r['id']}: truth {r['truth']}, got {r['predicted']}")
     if args.md_out:
