@@ -290,3 +290,19 @@ def test_comfyui_on_rocm_is_no_cuda_malloc_async():
             "  File \"/home/user/ComfyUI/comfy/model_management.py\", line 105, in get_total_memory\n"
             "RuntimeError: HIP error: operation not supported\n")
     assert "memory-allocator" not in _causes(text)[:1]
+
+
+def test_conda_build_string_names_the_variant():
+    def torch_of(line):
+        return parse_report(line + "\n").first("framework_builds", name="torch")
+
+    t = torch_of("pytorch                   1.12.1          py3.9_cuda11.3_cudnn8.3.2_0    pytorch")
+    assert (t.get("cuda"), t.get("variant")) == ("11.3", "cuda")
+    t = torch_of("pytorch                   2.1.2           cuda118py310h5cdf07d_300    conda-forge")
+    assert (t.get("cuda"), t.get("variant")) == ("11.8", "cuda")
+    assert torch_of("pytorch                   1.12.1          py3.9_cpu_0    pytorch").get("variant") == "cpu"
+    assert torch_of("pytorch                   2.1.2           cpu_generic_py310h1e4ec9c_0    conda-forge").get("variant") == "cpu"
+    assert torch_of("[conda] pytorch                   2.1.2           py3.10_cuda12.1_cudnn8.9.2_0    pytorch").get("cuda") == "12.1"
+    # a pip list row names no variant; a +label still decides
+    assert torch_of("torch                     2.0.1").get("variant") in ("", None)
+    assert torch_of("torch                     2.0.1+cu118").get("cuda") == "11.8"

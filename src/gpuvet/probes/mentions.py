@@ -64,7 +64,11 @@ TORCH_VER = r"(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?(?:\+(?:rocm|cu|cpu|xpu
 WHEEL_RE = lazy(r"(?<![\w-])(torch|torchvision|torchaudio|jaxlib|tensorflow_rocm|tensorflow)-"
                       r"(\d+\.\d+\.\d+[\w.]*(?:(?:\+|%2B)[\w.]+)?)-cp\d+-[\w]+-(?:linux|manylinux)[\w.]*\.whl")
 PKG_LINE_RE = re.compile(r"^(?:\[(?:pip3?|conda)\]\s+|- )?(torch|pytorch|torchvision|torchaudio)(?:\s*==\s*|\s+)" + TORCH_VER
-                         + r"(?:\s+(?:pypi_0|py[\w.]+|[\w.]+_0|<pip>)\s+\S+)?\s*$")
+                         + r"(?:\s+(pypi_0|<pip>|[\w.]*(?:_|py\d)[\w.]*)(?:\s+\S+)?)?\s*$")
+# conda build strings name the variant: the pytorch channel's "py3.9_cuda11.3_cudnn8.3.2_0" / "py3.9_cpu_0",
+# conda-forge's "cuda118py310h5cdf07d_300" / "cuda120_py311h..." / "cpu_generic_py310h1e4ec9c_0" / "cpu_py38h92724a6_0"
+CONDA_CUDA_RE = re.compile(r"(?:^|_)cuda(\d+)\.(\d)(?:_|$)|^cuda(\d{2})(\d)(?:_?py|_|$)")
+CONDA_CPU_RE = re.compile(r"(?:^|_)cpu(?:_|$)")
 VERSION_PRINT_RE = re.compile(r"^\s*" + TORCH_VER + r"\s+(\d+\.\d+\.\d+-[0-9a-f]+|\d+\.\d+\.\d+|\d+\.\d+|None)\s*$")
 # (at the Python prompt, ">>> torch.__version__" answers with the repr: '2.3.0.dev20240215+rocm5.7')
 LONE_TORCH_RE = re.compile(r"^\s*(['\"]?)(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?\+(?:rocm|cu)[\w.]+)\1\s*$")
@@ -288,7 +292,12 @@ def parse_mentions(text: str, source: str) -> list[Row]:
         if "torch" in line:
             m = PKG_LINE_RE.match(line)
             if m and m.group(1) in ("torch", "pytorch") and not _uv_removed(lines, i):
-                add(("torch", m.group(2)), _torch_row(m.group(2), f"{source} line {n} (package list: {_snippet(line)})"))
+                build = m.group(3) or ""
+                cm = CONDA_CUDA_RE.search(build) if "+" not in m.group(2) else None
+                conda_cuda = (f"{cm.group(1)}.{cm.group(2)}" if cm.group(1) else f"{cm.group(3)}.{cm.group(4)}") if cm else ""
+                cpu = not conda_cuda and "+" not in m.group(2) and bool(CONDA_CPU_RE.search(build))
+                add(("torch", m.group(2)), _torch_row(m.group(2), f"{source} line {n} (package list: {_snippet(line)})",
+                                                      cuda=conda_cuda, unlabelled="cpu" if cpu else ""))
             m = LABELLED_TORCH_RE.match(line)
             if m:
                 add(("torch", m.group(1)), _torch_row(m.group(1), f"{source} line {n} ({_snippet(line)})"))
