@@ -349,7 +349,9 @@ def _clean_rest(rest: str) -> str:
 
 
 _VERSION3 = lazy(r"\d+\.\d+\.\d+")
-_WORD_BEFORE = lazy(r"([A-Za-z][\w+-]*)[ \t:=]*v?$")
+# the word just before a version (searched in the 80 characters before it, and only from a word's start: a long run of
+# word characters with no version after it costs one pass, not one per start position)
+_WORD_BEFORE = lazy(r"(?<![\w+-])([A-Za-z][\w+-]*)[ \t:=]*v?$")
 _COMPETING = frozenset(("and", "or", "vs", "versus", "to", "from", "also", "release", "version", "versions", "was", "now"))
 
 
@@ -365,7 +367,7 @@ def _one_version(rest: str, two_part: bool = True, names: tuple[str, ...] = ()) 
     if changed(rest):
         return False
     for m in (_VERSION_ANY if two_part else _VERSION3).finditer(rest):
-        w = _WORD_BEFORE.search(rest, 0, m.start())
+        w = _WORD_BEFORE.search(rest, max(0, m.start() - 80), m.start())
         word = w.group(1).lower() if w else ""
         if not word or word in _COMPETING or word in names:
             return False  # a bare second version, or one named as the same thing
