@@ -155,7 +155,16 @@ _TRAIL_WORDS = ("version", "versions", "ver", "release", "installed", "info")
 
 
 def label_kind(label: str) -> str | None:
-    """What a label names: one of the kinds above (PKG + ':' + pip name for a package), or None."""
+    """What a label names: one of the kinds above (PKG + ':' + pip name for a package), or None.  A key written
+    in snake or kebab case (``rocm_version: 5.6.1``, ``torch-version: 2.3.0``: a config file, a YAML or a script's
+    dict printed line by line) names what the same words do."""
+    kind = _label_kind(label)
+    if kind is None and ("_" in label or "-" in label) and " " not in label.strip():
+        kind = _label_kind(re.sub(r"[_-]+", " ", label))
+    return kind
+
+
+def _label_kind(label: str) -> str | None:
     s = label.lower().replace("\U0001F917", " ").replace("`", "").replace("*", "").replace("'", "").replace('"', "")
     paren = " ".join(re.findall(r"\(([^()]*)\)", s))
     s = re.sub(r"\([^()]*\)", " ", s)

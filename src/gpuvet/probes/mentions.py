@@ -70,6 +70,13 @@ PKG_LINE_RE = re.compile(r"^(?:\[(?:pip3?|conda)\]\s+|- )?(torch|pytorch|torchvi
 CONDA_CUDA_RE = re.compile(r"(?:^|_)cuda(\d+)\.(\d)(?:_|$)|^cuda(\d{2})(\d)(?:_?py|_|$)")
 CONDA_CPU_RE = re.compile(r"(?:^|_)cpu(?:_|$)")
 VERSION_PRINT_RE = re.compile(r"^\s*" + TORCH_VER + r"\s+(\d+\.\d+\.\d+-[0-9a-f]+|\d+\.\d+\.\d+|\d+\.\d+|None)\s*$")
+# the same two values at the Python prompt, as the tuple's repr: ">>> torch.__version__, torch.version.hip" answers
+# "('2.3.0.dev20240215+rocm5.7', '5.7.31921-d1770ee1b')" (None unquoted)
+TUPLE_PRINT_RE = re.compile(r"^\s*\(\s*(['\"])" + TORCH_VER + r"\1\s*,\s*(?:(['\"])(\d+\.\d+(?:\.\d+)?(?:-[0-9a-f]+)?)\3|(None))"
+                            r"\s*\)\s*$")
+# pip show's Version field written after its command on one line ("pip show torch -> Version: 2.5.0+rocm6.2",
+# "$ pip show torch | grep Version  Version: 2.1.0+cu121")
+PIP_SHOW_INLINE_RE = re.compile(r"\bpip3?\s+show\s+(?:py)?torch\b[^\n]{0,60}?\bVersion:\s*" + TORCH_VER + r"(?![\w.+])")
 # (at the Python prompt, ">>> torch.__version__" answers with the repr: '2.3.0.dev20240215+rocm5.7')
 LONE_TORCH_RE = re.compile(r"^\s*(['\"]?)(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?\+(?:rocm|cu)[\w.]+)\1\s*$")
 LABELLED_TORCH_RE = re.compile(r"^\s*(?:torch|pytorch|PyTorch)(?: version)?\s*[:=]\s*" + TORCH_VER + r"\s*$")
@@ -305,8 +312,12 @@ def parse_mentions(text: str, source: str) -> list[Row]:
             if m:
                 add(("torch", m.group(1)), _torch_row(m.group(1), f"{source} line {n} (pip: {_snippet(line)})"))
         m = VERSION_PRINT_RE.match(line)
-        if m and _printed_by_torch(lines, i, m.group(1)):
-            v, second = m.group(1), m.group(2)
+        pair: tuple[str, str] | None = (m.group(1), m.group(2)) if m else None
+        if pair is None and line.lstrip().startswith("("):
+            tm = TUPLE_PRINT_RE.match(line)
+            pair = (tm.group(2), tm.group(4) or "None") if tm else None
+        if pair and _printed_by_torch(lines, i, pair[0]):
+            v, second = pair
             prev = lines[i - 1] if i else ""
             hip = cuda = ""
             if second != "None":
@@ -322,6 +333,10 @@ def parse_mentions(text: str, source: str) -> list[Row]:
             m = LONE_TORCH_RE.match(line)
             if m and _printed_by_torch(lines, i, m.group(2)):
                 add(("torch", m.group(2)), _torch_row(m.group(2), f"{source} line {n} (torch.__version__: {line})"))
+        if "pip" in line and "Version:" in line:
+            m = PIP_SHOW_INLINE_RE.search(line)
+            if m:
+                add(("torch", m.group(1)), _torch_row(m.group(1), f"{source} line {n} (pip show torch: {_snippet(line)})"))
         if line.startswith(("Package:", "Name:")):
             m = PKG_FIELD_RE.match(line)
             if m:
