@@ -296,3 +296,29 @@ def test_readings_do_not_depend_on_the_order_of_the_features():
               {"c": 1.0, "a": 1.0, "d": 1.0, "b": 1.0}]
     assert len({tuple(model.scores(f)) for f in orders}) == 1
     assert len({tuple(r.cause for r in model.read(f)) for f in orders}) == 1
+
+
+def test_a_confident_model_says_nothing_on_pythons_none_value_errors_without_a_stack_word():
+    """Python's own errors about a missing value ('NoneType' object has no attribute ..., object of type 'NoneType'
+    has no len()) are a program's error by themselves: the shipped model, retrained on day 7, read a bare
+    "AttributeError: 'NoneType' object has no attribute 'shape'" as `other` at p=0.56 (from library bugs whose
+    tracebacks name the library).  A confident model says nothing on such a last line when no line it reads names the
+    stack; with a stack word in the traceback it still reads it."""
+    def confident_on(text):
+        s = scan(text)
+        feats = learned.features(list(s.error_lines), s.hint_names, list(getattr(s, "symptom_lines", ())))
+        return s, _toy_model({t: {"1": 4.0} for t in feats})
+
+    for line in ("AttributeError: 'NoneType' object has no attribute 'shape'",
+                 "TypeError: 'NoneType' object is not subscriptable",
+                 "TypeError: object of type 'NoneType' has no len()"):
+        s, model = confident_on(f"Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n{line}\n")
+        assert rank(s, learned=None) == [], line
+        assert rank(s, learned=model) == [], line
+    # the same message after a GPU library said it could not load its native part (bitsandbytes' library is None): read
+    text = ("ERROR: bitsandbytes could not load its native library libbitsandbytes_cuda121.so\n"
+            "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+            "AttributeError: 'NoneType' object has no attribute 'cget_col_row_stats'\n")
+    s, model = confident_on(text)
+    diags = rank(s, learned=model)
+    assert diags and diags[0].cause == "runtime-mismatch", diags

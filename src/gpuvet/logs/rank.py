@@ -161,6 +161,13 @@ LEARNED_USER_DATA = lazy(
     r"|Received a label value of -?[0-9]+ which is outside the valid range of \[0, [0-9]+\)"
     # torch, aten/src/ATen/InferSize.h (view / reshape)
     r"|shape '\[[-0-9, ]*\]' is invalid for input of size [0-9]+")
+# Python's own errors about a missing value ("'NoneType' object has no attribute 'shape'", "... is not subscriptable",
+# "object of type 'NoneType' has no len()"): a program's error by themselves.  The model learned them as `other` from a
+# few library bugs whose tracebacks name the library (a DeepSpeed op builder on ROCm); with no stack word on any line
+# it saw (the error lines and the traceback's frames), a confident reading of such a line is the token, not the
+# stack, and it says nothing.
+LEARNED_NONE_VALUE = lazy(r"'NoneType' object (?:has no attribute|is not (?:subscriptable|callable|iterable))"
+                          r"|object of type 'NoneType' has no len\(\)")
 # (Letting a confident model outrank weak signatures -- first place at p >= 0.8 / 0.9 -- cost 1.0 / 0.7 points of
 # leave-one-set-out top-1 on 1,260 cases: where the rules' first reading is weak, it is right 505 times in 654 and the
 # model's 387; bench/results/issue9-m11-learned.md.)
@@ -418,7 +425,10 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
     if readings[0].cause == "none":
         return readings[0].probability >= model.abstain
     err = lm.reading_lines(scan.error_lines, symptoms)
-    confident = readings[0].probability >= model.abstain and readings[0].anchor >= LEARNED_ANCHOR
+    confident = (readings[0].probability >= model.abstain and readings[0].anchor >= LEARNED_ANCHOR
+                 and not (err and LEARNED_NONE_VALUE.search(err[-1][1])
+                          and not any(STACK_WORDS.search(t) or NVIDIA_GPU_WORDS.search(t)
+                                      for _n, t in [*err, *scan.error_lines, *symptoms])))
     p_none = next((r.probability for r in readings if r.cause == "none"), 0.0)
     if confident:
         speak = [(r, min(LEARNED_CAP, LEARNED_WEIGHT * r.probability) if i == 0 else LEARNED_FURTHER)
