@@ -178,3 +178,56 @@ def test_real_h200_captures():
     top = r.json()["diagnoses"][0]
     assert top["cause"] == "memory-allocator" and top["component"] == "user-code"
     assert top["evidence"][0]["line"] == 3
+
+
+def _deep_traceback(path, frames: int, files: int = 1) -> None:
+    with open(path, "w") as fh:
+        fh.write("Traceback (most recent call last):\n")
+        for i in range(frames):
+            fh.write(f'  File "/opt/venv/lib/python3.11/site-packages/mylib/module_{i % files}.py", line {i}, in level_{i}\n'
+                     f"    return recurse(x - 1, depth={i})\n")
+        fh.write("RuntimeError: CUDA error: an illegal memory access was encountered\n")
+
+
+def test_a_deep_tracebacks_frames_are_read_once_per_file_past_the_head(tmp_path):
+    """Past the head of a large log, a traceback frame of a file already seen is not read again: 200,000 frames of
+    one module were 100,000 candidate lines (their paths hold prefilter keys) and 10 s of Python.  The head's frames
+    are all read, each file's first frame past it too, and the error after them still decides."""
+    from gpuvet.logs.match import Scanner
+    from gpuvet.logs.signatures import load_catalog
+
+    p = tmp_path / "deep.log"
+    _deep_traceback(p, 20000, files=3)
+    with open(p, "rb") as fh:
+        slow, _ = scan_stream(fh)
+    # the head (every line read: ~2,300 of the frames) and one frame per file past it, not 20,000
+    assert slow.candidates < 3000, slow.candidates
+    assert "LOG001" in slow.matches or slow.error_lines[-1][1].startswith("RuntimeError: CUDA error")
+    # every frame is read where the whole text is read (a pasted report, the head of a log)
+    sc = Scanner(load_catalog())
+    sc.feed_text(p.read_text())
+    assert sc.result.candidates >= 20000
+    # a two-line reading waiting for its next line is given that line even when it is a repeated frame
+    sc = Scanner(load_catalog(), hints_everywhere=False)
+    assert sc._repeated_frame(b'  File "/a.py", line 1, in f\n', 0, 28) is False
+    assert sc._repeated_frame(b'  File "/a.py", line 2, in g\n', 0, 28) is True
+    assert sc._repeated_frame(b'  File "/b.py", line 2, in g\n', 0, 28) is False
+    assert sc._repeated_frame(b"    return f(x)\n", 0, 15) is False
+
+
+def test_a_mid_sized_file_goes_through_the_grep_prefilter(tmp_path):
+    """Files from 4 MiB on are scanned by grep with the same patterns (the trie in Python reads 5-11 MB/s): a 13.7 MiB
+    deep traceback took 3.2 s in Python.  The answer is the one the Python path gives."""
+    p = tmp_path / "deep.log"
+    _deep_traceback(p, 60000)
+    assert p.stat().st_size >= 4 * 1024 * 1024
+    rep = diagnose_path(str(p))
+    with open(p, "rb") as fh:
+        slow, _ = scan_stream(fh)
+    if shutil.which("grep"):
+        assert rep.extra["scan"]["mode"] == "grep-prefilter"
+        fast, _ = scan_file_fast(str(p))
+        assert fast.matches.keys() == slow.matches.keys() and fast.first_line == slow.first_line
+    py = diagnose_path(str(p), fast=False)
+    assert py.extra["scan"]["mode"] == "python"
+    assert [d["cause"] for d in rep.extra["diagnoses"]] == [d["cause"] for d in py.extra["diagnoses"]] != []
