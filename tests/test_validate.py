@@ -250,3 +250,22 @@ def test_noise_band_widens_with_the_spread_of_earlier_runs():
 def test_every_val_code_has_a_rule_page(code):
     rc, out, err = cli(["rule", code])
     assert rc == 0 and code in out and "Fix:" in out, err
+
+
+def test_a_cpu_timing_that_moves_by_less_than_a_time_slice_is_noise():
+    """On the CPU a timing of about a millisecond doubled between two identical runs in CI (0.546 -> 1.052 ms: one
+    preemption is a time slice of a few ms): under the CPU floor (2 ms) it is noise; a change beyond it (the
+    injected 50 ms sleep) is still a regression, and on a GPU the floor does not apply."""
+    from gpuvet.validate.compare import CPU_ABS_FLOOR, compare_runs
+
+    def run(ms, device="cpu"):
+        return {"framework": {"device": device}, "cases": [{"case": "matmul", "status": "ok", "metrics": {
+            "time": {"value": ms, "unit": "ms", "better": "lower", "samples": [ms * 0.98, ms, ms * 1.02]}}}]}
+
+    assert CPU_ABS_FLOOR["ms"] == 2.0
+    rows, _ = compare_runs(run(0.546), run(1.052))
+    assert [r["verdict"] for r in rows if r["metric"] == "time"] == ["noise"]
+    rows, _ = compare_runs(run(0.546), run(50.6))
+    assert [r["verdict"] for r in rows if r["metric"] == "time"] == ["regression"]
+    rows, _ = compare_runs(run(0.546, "cuda"), run(1.052, "cuda"))
+    assert [r["verdict"] for r in rows if r["metric"] == "time"] == ["regression"]
