@@ -184,14 +184,16 @@ def _deep_traceback(path, frames: int, files: int = 1) -> None:
     with open(path, "w") as fh:
         fh.write("Traceback (most recent call last):\n")
         for i in range(frames):
-            fh.write(f'  File "/opt/venv/lib/python3.11/site-packages/mylib/module_{i % files}.py", line {i}, in level_{i}\n'
+            fh.write(f'  File "/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module_{i % files}.py", line {i}, '
+                     f'in level_{i}\n'
                      f"    return recurse(x - 1, depth={i})\n")
         fh.write("RuntimeError: CUDA error: an illegal memory access was encountered\n")
 
 
 def test_a_deep_tracebacks_frames_are_read_once_per_file_past_the_head(tmp_path):
     """Past the head of a large log, a traceback frame of a file already seen is not read again: 200,000 frames of
-    one module were 100,000 candidate lines (their paths hold prefilter keys) and 10 s of Python.  The head's frames
+    one module were 100,000 candidate lines (their paths hold prefilter keys: here torch's, a fact pattern's) and 10 s
+    of Python.  The head's frames
     are all read, each file's first frame past it too, and the error after them still decides."""
     from gpuvet.logs.match import Scanner
     from gpuvet.logs.signatures import load_catalog

@@ -122,3 +122,27 @@ def test_prefilter_skips_ordinary_training_lines():
     """Speed guard: keys must be rare in ordinary logs (a key hitting every 'loss' line made scanning 5x slower)."""
     for line in ORDINARY.splitlines():
         assert not CAT.quick.search(line), (line, CAT.quick.search(line).group())
+
+
+def test_keys_avoid_words_and_path_pieces_ordinary_log_lines_are_full_of():
+    """A key is a necessary piece of a pattern; a weak one (``was``, ``memory``, ``module``, ``/opt/``) made every log
+    line holding it a candidate read in Python: 100,000 frames of a deep traceback under /opt/, and 22,000 of 39,000
+    lines of a synthetic training log (day 7).  Where a pattern offers a strong anchor, its key is cut from that."""
+    from gpuvet.logs.match import Scanner
+    from gpuvet.logs.signatures import anchors, key_of, load_catalog
+
+    cat = load_catalog()
+    for weak in ("/opt/", "/usr/", "module", "was", "got", "then", "memory", "size", "error", "code", "status"):
+        assert weak not in cat.keys, weak
+    by_id = {sig.id: sig for sig in cat.signatures}
+    assert [key_of(a) for a in anchors(by_id["LOG323"].patterns[0])] == ["/rocm"]  # /opt/rocm.../bin/hipcc: not found
+    assert anchors(by_id["LOG354"].patterns[1]) == ["compiled", "built"]  # (extension|...|module) ... (compiled|built)
+    assert anchors(r"(error|code|status):? 802[^0-9]") == [" 802"]
+    # a pattern with no strong anchor keeps its first choice (the anchor is still necessary)
+    assert anchors(r"(was|got) (shut|cut)") == ["was", "got"]
+    sc = Scanner(cat)
+    for line in ("Saving model checkpoint to /opt/ml/model/checkpoint-500",
+                 "INFO:root:Evaluation was run, then results were written; got 0.93 accuracy",
+                 '  File "/opt/venv/lib/python3.11/site-packages/mylib/recursive_module.py", line 1, in recurse_level_0',
+                 "[rank0]: epoch 3 iter 30000: train/loss 3.439 val/acc 0.593 mem 37.7GiB samples/s 670"):
+        assert sc._keys(line) == [], (line, sc._keys(line))

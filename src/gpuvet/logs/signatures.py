@@ -203,12 +203,17 @@ def _runs(items) -> list[str]:
 
 
 def anchors(pattern: str) -> list[str]:
-    """Literal strings of which every match of ``pattern`` contains at least one ([] if none is found)."""
+    """Literal strings of which every match of ``pattern`` contains at least one ([] if none is found).
+
+    The first choice is the longest top-level literal, else the first top-level alternation whose branches all
+    hold one.  Where that choice holds a *weak* anchor (a word or path piece that ordinary log lines are full of:
+    ``was``, ``memory``, ``module``, ``/opt/``; ``_weak``), another top-level alternation (or the longest literal)
+    whose anchors are all strong is taken instead: a weak key makes every line that holds it a candidate read in
+    Python (a training log's lines with "memory" or "was", a traceback's frames under /opt/)."""
     items = list(_sre_parse.parse(pattern))
     runs = _runs(items)
     best = max(runs, key=len) if runs else ""
-    if len(best) >= 4 and len(best.strip()) >= 4:  # " in " is in every traceback frame line: not an anchor
-        return [best]
+    groups: list[list[str]] = []
     for op, av in items:
         if op is SUBPATTERN:
             sub = list(av[-1])
@@ -222,8 +227,34 @@ def anchors(pattern: str) -> list[str]:
                         break
                     alts.append(b)
                 if alts:
-                    return alts
-    return [best] if len(best) >= 3 else []
+                    groups.append(alts)
+    if len(best) >= 4 and len(best.strip()) >= 4:  # " in " is in every traceback frame line: not an anchor
+        first = [best]
+    elif groups:
+        first = groups[0]
+    else:
+        return [best] if len(best) >= 3 else []
+    if not any(_weak(a) for a in first):
+        return first
+    options = ([[best]] if len(best.strip()) >= 3 else []) + groups
+    strong = [o for o in options if not any(_weak(a) for a in o)]
+    return strong[0] if strong else first
+
+
+# words and path pieces on a large share of ordinary log lines (a training log's metrics and warnings, the frames of
+# a traceback): an anchor that is one of them, or whose key would be one, routes those lines to Python
+_WEAK_WORDS = frozenset(
+    "was were is are got gets get then just after since with from only size pool memory error errors code status "
+    "module modules kernel kernels build wheel version versions system warning info debug torch cuda gpu "
+    "binary binaries install installed file files time step loss data model".split())
+_PATH_PIECES = ("/opt/", "/usr/", "/bin/", "/lib/", "/tmp/", "/var/", "/home", "/etc/", "/dev/")
+
+
+def _weak(anchor: str) -> bool:
+    a = anchor.strip().lower()
+    if len(a) <= 3 and a.isalpha() and anchor.strip().islower():  # "for", "was", "not" (not "GPU", "802", "sm_")
+        return True
+    return a in _WEAK_WORDS or a.rstrip("s:") in _WEAK_WORDS or any(a == p.strip("/") or a == p for p in _PATH_PIECES)
 
 
 def _rare(c: str) -> bool:
@@ -234,7 +265,7 @@ _BOILERPLATE = ('  File "', '", line ', ", in ", "Traceback (most recent call la
 
 
 def _boilerplate(window: str) -> bool:
-    return any(window in b for b in _BOILERPLATE)
+    return any(window in b for b in _BOILERPLATE) or window in _PATH_PIECES
 
 
 def _counter_like(window: str) -> bool:
@@ -339,7 +370,7 @@ class Catalog:
 # tools/gen_signature_index.py; tests/test_signature_index.py fails while it is stale).  A catalog whose patterns
 # the index does not describe (a stale index, a test's own signatures) is routed by computing it here: slower,
 # never different.  Change ROUTING when the key rules change.
-ROUTING = "keys/4"
+ROUTING = "keys/5"  # day 7: weak anchors and path-piece keys avoided
 
 
 def index_digest(patterns: Sequence[Sequence[str]], extra_patterns: Sequence[str]) -> str:
