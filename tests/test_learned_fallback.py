@@ -8,16 +8,13 @@ import pytest
 import yaml
 
 from conftest import ROOT, run_cli
+from gpuvet.app.diagnose import scan_text as scan
 from gpuvet.logs import learned
 from gpuvet.logs.match import Scanner
 from gpuvet.logs.rank import rank
 from gpuvet.logs.signatures import load_catalog
 
 
-def scan(text):
-    sc = Scanner(load_catalog())
-    sc.feed_text(text)
-    return sc.result
 
 
 def case_text(rel):

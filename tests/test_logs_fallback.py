@@ -1,9 +1,10 @@
 """The vocabulary fallback: a low-confidence reading when no signature and no fact applies."""
+from gpuvet.app.diagnose import scan_text as scan
 from gpuvet.logs.fallback import MAX_CONFIDENCE, error_lines_of, propose
 from gpuvet.logs.match import Scanner
 from gpuvet.logs.rank import rank
 from gpuvet.logs.extract import PREFILTER_PATTERNS
-from gpuvet.logs.signatures import build_catalog, load_catalog
+from gpuvet.logs.signatures import build_catalog
 
 
 def top(lines):
@@ -34,10 +35,6 @@ def test_confidence_stays_low_and_last_lines_count_most():
     assert all(p.confidence <= MAX_CONFIDENCE for p in props)
 
 
-def scan(text):
-    sc = Scanner(load_catalog())
-    sc.feed_text(text)
-    return sc.result
 
 
 def test_rank_uses_fallback_only_when_nothing_else_applies():

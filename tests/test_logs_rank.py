@@ -1,15 +1,10 @@
 """Version facts inside tracebacks, context hints, and ranking (facts + signatures + user-code signals)."""
+from gpuvet.app.diagnose import scan_text as scan
 from gpuvet.logs.extract import facts_in, hints_in
-from gpuvet.logs.match import Scanner
 from gpuvet.logs.rank import rank, user_code_signals
-from gpuvet.logs.signatures import load_catalog
 from gpuvet.model import Evidence, Finding, Outcome, Severity
 
 
-def scan(text):
-    sc = Scanner(load_catalog())
-    sc.feed_text(text)
-    return sc.result
 
 
 def causes(diags):

@@ -2,16 +2,11 @@
 official builds' lists (``amd-unlisted-arch`` + an error), the build phase read from the structure of compiler /
 CMake / make output, and ROCm's own tools named by the error line.  Lines are from real public threads (the
 tuning incidents); each reading has a counter-example."""
+from gpuvet.app.diagnose import scan_text as scan
 from gpuvet.logs.fallback import error_lines_of, propose
-from gpuvet.logs.match import Scanner
 from gpuvet.logs.rank import rank
-from gpuvet.logs.signatures import load_catalog
 
 
-def scan(text):
-    sc = Scanner(load_catalog())
-    sc.feed_text(text)
-    return sc.result
 
 
 def causes(text):

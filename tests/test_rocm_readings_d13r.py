@@ -9,15 +9,10 @@
   CUDA execution provider failing (onnxruntime/core/providers/cuda/cuda_call.cc), the nvidia-*-cuXX pip packages a
   CUDA torch depends on, a program that looks for an NVIDIA GPU.
 """
-from gpuvet.logs.match import Scanner
+from gpuvet.app.diagnose import scan_text as scan
 from gpuvet.logs.rank import rank
-from gpuvet.logs.signatures import load_catalog
 
 
-def scan(text):
-    sc = Scanner(load_catalog())
-    sc.feed_text(text)
-    return sc.result
 
 
 def causes(text):

@@ -428,7 +428,7 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
     confident = (readings[0].probability >= model.abstain and readings[0].anchor >= LEARNED_ANCHOR
                  and not (err and LEARNED_NONE_VALUE.search(err[-1][1])
                           and not any(STACK_WORDS.search(t) or NVIDIA_GPU_WORDS.search(t)
-                                      for _n, t in [*err, *scan.error_lines, *symptoms])))
+                                      for _n, t in [*scan.error_lines, *symptoms])))
     p_none = next((r.probability for r in readings if r.cause == "none"), 0.0)
     if confident:
         speak = [(r, min(LEARNED_CAP, LEARNED_WEIGHT * r.probability) if i == 0 else LEARNED_FURTHER)

@@ -244,9 +244,9 @@ def anchors(pattern: str) -> list[str]:
 # words and path pieces on a large share of ordinary log lines (a training log's metrics and warnings, the frames of
 # a traceback): an anchor that is one of them, or whose key would be one, routes those lines to Python
 _WEAK_WORDS = frozenset(
-    "was were is are got gets get then just after since with from only size pool memory error errors code status "
-    "module modules kernel kernels build wheel version versions system warning info debug torch cuda gpu "
-    "binary binaries install installed file files time step loss data model".split())
+    "was were is are got get then just after since with from only size pool memory error code status module kernel "
+    "build wheel version system warning info debug torch cuda gpu binary binaries install installed file time step "
+    "loss data model".split())  # plurals and a trailing colon are folded by _weak
 _PATH_PIECES = ("/opt/", "/usr/", "/bin/", "/lib/", "/tmp/", "/var/", "/home", "/etc/", "/dev/")
 
 

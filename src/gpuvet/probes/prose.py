@@ -3,15 +3,14 @@
 A user who pastes no tool's output still says what the machine runs, in a few recurring shapes:
 
 * the **system's ROCm** as a statement: "ROCm 5.6.1 installed", "I'm running ROCm 6.1.3", "ROCm version: 6.0.2",
-  "Our ROCm install is 5.6.1", "Ubuntu 22.04, ROCm 5.6.1, MI210", "AMD ROCm™ 5.6.1 (from ...)", a two-cell Markdown
-  table row ``| ROCm | 5.6.1 |``, GitHub's issue form (``### ROCm Version`` then ``ROCm 6.0.0`` on a later line: the
+  "Our ROCm install is 5.6.1", "Ubuntu 22.04, ROCm 5.6.1, MI210", "AMD ROCm™ 5.6.1 (from ...)" (a two-cell Markdown
+  table row ``| ROCm | 5.6.1 |`` is an environment block's: ``probes.envblock``), GitHub's issue form (``### ROCm Version`` then ``ROCm 6.0.0`` on a later line: the
   template of github.com/ROCm/ROCm and ROCm/TheRock issues); AMD's installer package
   (``amdgpu-install_5.6.50601-1_all.deb``, ``repo.radeon.com/amdgpu-install/7.1/...``: its 5-digit build field is the
   release, as in github.com/ROCm/legacy-rocm-build issues 1800, 5160, 5615) or "amdgpu-install 5.6.1"; AMD's
   multi-version packages (``rocm-core5.6.1`` in apt / dpkg rows: a tool's fact; in an install command: a statement);
   ``ARG`` / ``ENV`` / ``export ROCM_VERSION=X``;
-* the **framework's build** as a statement or a transcript: "torch version 2.3.0.dev20240215+rocm5.7", ``| PyTorch |
-  X+rocmY |``, pip's ``Requirement already satisfied: torch in ... (2.3.0+rocm6.0)``, uv's `` + torch==2.3.0+rocm6.0``
+* the **framework's build** as a statement or a transcript: "torch version 2.3.0.dev20240215+rocm5.7", pip's ``Requirement already satisfied: torch in ... (2.3.0+rocm6.0)``, uv's `` + torch==2.3.0+rocm6.0``
   (``-`` lines are what it removed), poetry's ``- Installing torch (2.3.0+rocm6.0)`` / ``- Updating torch (A -> B)``,
   uv.lock / poetry.lock tables, ``torch.version.hip: X`` on one line, ComfyUI's ``ROCm version: (6, 2)`` (the major.minor
   of torch.version.hip, comfy/model_management.py); weakest, the ROCm variant of PyTorch's package index in an install
@@ -78,13 +77,6 @@ MULTI_INSTALL_RE = lazy(r"\b(?:apt(?:-get)?|dnf|yum|zypper)[ \t]+(?:-[-\w]+[ \t]
 # '5.7.31921-d1770ee1b'" (HIP's own numbering, X.Y.NNNNN: no other number is taken for it)
 TORCH_HIP_INLINE_RE = lazy(r"\btorch\.version\.hip\b[)'\"\]]*[ \t]*(?:(?:==|=|:|->|is)[ \t]*)?['\"]?(\d+\.\d+\.\d{4,6}(?:-[0-9a-f]+)?)"
                            r"['\"]?(?![\w.])")
-# a Markdown table row of two cells, the first naming what the second holds: "| ROCm | 5.6.1 |", "| PyTorch |
-# 2.3.0+rocm5.7 |" (a row of more cells compares machines or attempts: which column is this one's is not known)
-TABLE_ROW_RE = lazy(r"^\|[ \t]*(?:\*\*)?([A-Za-z][\w .-]{0,30}?)(?:\*\*)?[ \t]*\|[ \t]*`?([^|`]{1,80}?)`?[ \t]*\|[ \t]*$")
-TABLE_ROCM_LABEL = lazy(r"^(?:AMD[ \t]+)?ROCm(?:[ \t]+(?:version|release))?$", re.I)
-TABLE_TORCH_LABEL = lazy(r"^(?:py)?torch(?:[ \t]+version)?$", re.I)
-TABLE_ROCM_VALUE = lazy(r"^(?:ROCm[ \t]*)?v?(" + _V + r")$", re.I)
-TABLE_TORCH_VALUE = lazy(r"^v?(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?\+rocm\d+\.\d+(?:\.\d+)?(?:[a-z]+\d+)?)$")
 # torch's version with its ROCm tag in a sentence: "torch version 2.3.0.dev20240215+rocm5.7", "PyTorch 2.8.0 + rocm6.4",
 # "torch==2.3.0+rocm6.0"
 TORCH_INLINE_RE = lazy(r"(?<![\w.-])(?:py)?torch(?:[ \t]+(?:version|ver))?(?:[ \t]+is)?[ \t]*(?:(?:==|=|:)[ \t]*)?v?"
@@ -357,16 +349,6 @@ def parse_prose(text: str, source: str) -> list[Row]:
                     # 21.40): no ROCm release; AMD's release numbering starts at 5
                     if am and 5 <= int(am.group(1).split(".")[0]) < 20 and _statement_ok(sent, [am.span()]):
                         rocm_stated.append((am.group(1), n, _snippet(sent, 100)))
-        if line.startswith("|"):
-            m = TABLE_ROW_RE.match(line)
-            if m and TABLE_ROCM_LABEL.match(m.group(1).strip()):
-                vm = TABLE_ROCM_VALUE.match(m.group(2).strip())
-                if vm:
-                    rocm_stated.append((vm.group(1), n, _snippet(line, 100)))
-            elif m and TABLE_TORCH_LABEL.match(m.group(1).strip()):
-                vm = TABLE_TORCH_VALUE.match(m.group(2).strip())
-                if vm:
-                    torch_stated.append((vm.group(1), n, _snippet(line, 100)))
         if "torch.version.hip" in line:
             m = TORCH_HIP_INLINE_RE.search(line)
             if m:
