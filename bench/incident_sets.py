@@ -48,8 +48,8 @@ _spec.loader.exec_module(old)
 half_of, norm, render, load_batch = old.half_of, old.norm, old.render, old.load_batch
 
 HALVES = ("tuning", "frozen")
-TAGS = ("r", "c", "a")  # r and a: ROCm collectors (a: a second one, day 6), c: everything else
-ROCM_TAGS = ("r", "a")
+TAGS = ("r", "c", "a", "b", "d")  # r, a and b: ROCm collectors (a: a second one, day 6; b: a third, day 8), c and d: everything else
+ROCM_TAGS = ("r", "a", "b")
 PLATFORMS = ("rocm", "cuda")
 SHARED = ROOT.parent / "shared"
 FIXTURES = ROOT / "tests" / "fixtures"

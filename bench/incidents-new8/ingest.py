@@ -1,10 +1,10 @@
 """Add collected incident cases to bench/incidents-new8 (issue 9's eighth batch, day 8), split by thread URL.
 
 Usage:
-    python3 bench/incidents-new8/ingest.py --tag r|c|a BATCH [...]  # r: g8r's ROCm cases, a: g8a's ROCm cases, c: g8c's everything else
+    python3 bench/incidents-new8/ingest.py --tag r|a|b|c|d BATCH [...]  # r, a, b: g8r, g8a, g8b (ROCm cases); c, d: g8c, g8d (everything else)
     python3 bench/incidents-new8/ingest.py --stats [--write]        # count tables (--write: into README.md)
 
-Ids: n8r-tNNNN / n8r-fNNNN (--tag r), n8c-tNNNN / n8c-fNNNN (--tag c), n8a-tNNNN / n8a-fNNNN (--tag a).  Threads already used in
+Ids: n8<tag>-tNNNN / n8<tag>-fNNNN.  Threads already used in
 ../shared/benchmarks/incidents/dev, bench/incidents-heldout, bench/incidents-new and incidents-new2 ... incidents-new7
 (both halves), in tests/fixtures or in this set are refused.  The batch format, split rule and refusals are
 bench/incident_sets.py's (one implementation for every gathered set).  Nothing here runs gpuvet.
@@ -19,7 +19,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from incident_sets import BASE_DIRS, HALVES, IncidentSet, format_problem, halves_of, thread_key  # noqa: E402,F401
 
-SET = IncidentSet(name="incidents-new8", prefix="n8", collectors={"r": "g8r", "c": "g8c", "a": "g8a"},
+SET = IncidentSet(name="incidents-new8", prefix="n8", collectors={"r": "g8r", "a": "g8a", "b": "g8b", "c": "g8c", "d": "g8d"},
                   earlier={**BASE_DIRS, **{f"incidents-new{n}": halves_of(f"incidents-new{n}") for n in range(2, 8)}})
 used_threads, cases_here, ingest, stats, write_stats, main = (
     SET.used_threads, SET.cases_here, SET.ingest, SET.stats, SET.write_stats, SET.main)
