@@ -91,3 +91,26 @@ def test_a_healthy_kfd_boot_log_blames_nothing():
     s = scan(healthy)
     assert not {"LOG123", "LOG600", "LOG601", "LOG602", "LOG603"} & set(s.matches)
     assert ranked(healthy) == []
+
+
+# ---------------------------------------------------------------- LOG604: host GPU libraries in an Apptainer image
+@pytest.mark.parametrize("text", [
+    # apptainer exec --rocm on a Rocky 9 host with an Ubuntu 18.04 image: ROCm's dependency libraries from the host
+    "/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.33' not found (required by /.singularity.d/libs/libnuma.so.1)\n"
+    "/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.28' not found (required by /.singularity.d/libs/libdrm_amdgpu.so.1)\n",
+    # --nv: the host's NVIDIA driver library
+    "python: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by /.singularity.d/libs/libcuda.so.1)\n",
+    "ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.29' not found (required by "
+    "/.singularity.d/libs/libhsa-runtime64.so.1)\n",
+])
+def test_a_host_library_bound_into_an_apptainer_image_reads_runtime_mismatch(text):
+    got = ranked(text)
+    assert got[0].cause == "runtime-mismatch" and "LOG604" in got[0].signatures
+
+
+def test_glibc_too_old_outside_the_containers_bind_dir_stays_the_toolchain_reading():
+    text = "/lib64/libc.so.6: version `GLIBC_2.28' not found (required by /opt/env/lib/libfoo.so)\n"
+    assert "LOG604" not in scan(text).matches
+    assert ranked(text)[0].cause == "toolchain"
+    verbose = "INFO:    Mounting /.singularity.d/libs/libnuma.so.1\nDEBUG   Binding /usr/lib64/libnuma.so.1\n"
+    assert "LOG604" not in scan(verbose).matches and ranked(verbose) == []
