@@ -107,3 +107,59 @@ def test_a_healthy_install_transcript_on_nvidia_diagnoses_nothing():
             ">>> torch.cuda.is_available()\nTrue\n")
     rep = diagnose_text(text, "case.txt")
     assert [f.cause for f in rep.findings if f.name.startswith("diagnosis-")] == []
+
+
+# ---------------------------------------------------------------- CPU-only builds, as each stack prints it
+# llama.cpp common/arg.cpp, when llama_supports_gpu_offload() is false (as ggml-org/ci's CPU runs print it)
+LLAMA_NO_GPU = """\
++ ./bin/llama-cli --model models/7B/ggml-model-q4_0.gguf -p 'hello' -ngl 99
+warning: no usable GPU found, --gpu-layers option will be ignored
+warning: one possible reason is that llama.cpp was compiled without GPU support
+warning: consult docs/build.md for compilation instructions
+build: 4589 (eb7cf15a) with cc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0 for x86_64-linux-gnu
+"""
+
+
+def test_llama_cpp_without_a_gpu_backend_is_a_cpu_only_build():
+    assert ranked(LLAMA_NO_GPU)[0] == "cpu-only-build"
+    # the same run inside a container started without the GPU: the device, not the build, is the first reading
+    assert ranked("docker run --rm ghcr.io/ggml-org/llama.cpp:full-cuda\n" + LLAMA_NO_GPU)[0] == "device-access"
+
+
+def test_llama_cpp_offloading_to_the_gpu_says_nothing():
+    healthy = ("ggml_cuda_init: found 1 CUDA devices:\n  Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes\n"
+               "load_tensors: offloading 32 repeating layers to GPU\nload_tensors: offloaded 33/33 layers to GPU\n"
+               "warning: consult docs/build.md for compilation instructions\n")
+    assert ranked(healthy) == []
+
+
+def test_dgl_cpu_wheel_asked_for_cuda_is_a_cpu_only_build():
+    # dgl src/runtime/c_runtime_api.cc: DeviceAPIManager::GetAPI's CHECK(allow_missing)
+    text = ("Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n    g = g.to('cuda:0')\n"
+            "dgl._ffi.base.DGLError: [10:32:01] /opt/dgl/src/runtime/c_runtime_api.cc:88: Check failed: allow_missing: "
+            "Device API cuda is not enabled. Please install the cuda version of dgl.\n")
+    assert ranked(text)[0] == "cpu-only-build"
+    assert ranked("DGL backend not selected or invalid.  Assuming PyTorch for now.\n") == []
+
+
+def test_jax_without_a_gpu_platform_is_a_cpu_only_build():
+    # jax/_src/xla_bridge.py: canonicalize_platform's error
+    text = ("Traceback (most recent call last):\n  File \"t.py\", line 2, in <module>\n    print(jax.devices('gpu'))\n"
+            "RuntimeError: Unknown backend: 'gpu' requested, but no platforms that are instances of gpu are present. "
+            "Platforms present are: cpu\n")
+    got = ranked(text)
+    assert got[0] == "cpu-only-build" and "device-access" in got
+    # a CPU-only jaxlib named beside it settles it; a TPU asked for on a GPU machine is not this
+    assert ranked("jaxlib 0.4.30 cpu\n" + text)[0] == "cpu-only-build"
+    assert "cpu-only-build" not in ranked("RuntimeError: Unknown backend: 'tpu' requested, but no platforms that are "
+                                          "instances of tpu are present. Platforms present are: cpu,cuda\n")
+
+
+def test_autocast_disabled_for_want_of_cuda_reads_as_no_usable_gpu():
+    # torch/amp/autocast_mode.py warns when the build or the machine cannot use the device type asked for
+    warn = ("/venv/lib/python3.10/site-packages/torch/amp/autocast_mode.py:265: UserWarning: User provided device_type "
+            "of 'cuda', but CUDA is not available. Disabling\n")
+    assert ranked(warn)[0] == "cpu-only-build"
+    assert ranked("torch 2.3.0+cpu\n" + warn)[0] == "cpu-only-build"
+    # the reporter has no GPU: nothing in the stack is to blame
+    assert "cpu-only-build" not in ranked("I don't have a GPU, I run it on my laptop's CPU.\n" + warn)[:1]
