@@ -14,12 +14,20 @@ device and prints one line for each refusal; which line it is says which layer i
 """
 import pytest
 
+from gpuvet.app.diagnose import facts_from_text, findings_for
 from gpuvet.app.diagnose import scan_text as scan
 from gpuvet.logs.rank import rank
 
 
 def ranked(text):
     return rank(scan(text), learned=None)
+
+
+def with_facts(text):
+    """Signatures and the checks on the facts the text states, as `gpuvet diagnose` ranks them (no model)."""
+    s = scan(text)
+    fs = [f for f in findings_for(facts_from_text(text, "case.txt", s)) if f.failed]
+    return rank(s, fs, learned=None)
 
 
 ROCMINFO_FAIL = ("$ rocminfo\nROCk module is loaded\nhsa api call failure at: /src/rocminfo/rocminfo.cc:1142\n"
@@ -114,3 +122,29 @@ def test_glibc_too_old_outside_the_containers_bind_dir_stays_the_toolchain_readi
     assert ranked(text)[0].cause == "toolchain"
     verbose = "INFO:    Mounting /.singularity.d/libs/libnuma.so.1\nDEBUG   Binding /usr/lib64/libnuma.so.1\n"
     assert "LOG604" not in scan(verbose).matches and ranked(verbose) == []
+
+
+# ---------------------------------------------------------------- a GPU field beside HSA_OVERRIDE_GFX_VERSION
+# The override is judged against the GPU's own target (ENV024); rocminfo reports the overridden target, so the GPU
+# a report's "GPU:" field names is read as a fact wherever an override is set in the text.
+def test_an_override_of_another_generation_on_the_named_gpu_reads_gpu_arch_unsupported():
+    text = ("GPU: AMD Radeon RX 7900 XTX\nexport HSA_OVERRIDE_GFX_VERSION=10.3.0\npython app.py\n"
+            "Segmentation fault (core dumped)\n")
+    got = with_facts(text)
+    assert got[0].cause == "gpu-arch-unsupported" and "ENV024" in got[0].checks
+
+
+def test_a_known_working_override_does_not_outrank_an_out_of_memory():
+    text = ("GPU: AMD Radeon RX 6700 XT\nHSA_OVERRIDE_GFX_VERSION=10.3.0\ntorch 2.3.0+rocm6.0\n"
+            "RuntimeError: HIP out of memory. Tried to allocate 2.00 GiB\n")
+    got = with_facts(text)
+    assert got[0].cause == "memory-allocator"
+    assert "ENV024" not in [c for d in got for c in d.checks]
+
+
+def test_the_gpu_field_without_an_override_set_stays_unread_as_before():
+    # an override only asked about, or no override: the stated GPU is not made a fact here (envblock's rule)
+    for text in ("GPU: AMD Radeon RX 7900 XTX\nDo I need HSA_OVERRIDE_GFX_VERSION for this card?\n"
+                 "Segmentation fault (core dumped)\n",
+                 "GPU: AMD Radeon RX 7900 XTX\npython app.py\nSegmentation fault (core dumped)\n"):
+        assert "ENV024" not in [c for d in with_facts(text) for c in d.checks]

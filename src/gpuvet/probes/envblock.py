@@ -105,6 +105,7 @@ _VERSION_ANY = lazy(r"\d+\.\d+")
 _GFX_RE = lazy(r"\bgfx[0-9a-f]{3,4}\b", re.I)
 _CC_RE = lazy(r"\bcompute[ \t]+capability[ \t]*:?[ \t]*(\d{1,2})\.(\d)\b|\bsm_(\d{2,3})\b", re.I)
 _AMD_WORDS = lazy(r"\b(?:AMD|Radeon|Instinct|MI\d{2,3}[AXH]?|RX[ \t]?\d{3,4}|Vega|Navi|gfx[0-9a-f]{3,4}|W\d{4}|\d{3}M)\b", re.I)
+_HSA_OVERRIDE = lazy(r"\bHSA_OVERRIDE_GFX_VERSION(?:_\d+)?[ \t]*[=:][ \t]*[\"']?\d+\.\d+\.\d+")
 _NV_WORDS = lazy(r"\b(?:NVIDIA|GeForce|Quadro|Tesla|RTX|GTX|Jetson)\b", re.I)
 # "7900xtx", "rx 7900 xt", "6800": a Radeon model number alone
 _RADEON_BARE_RE = lazy(r"^(?:radeon[ \t]+)?(?:rx[ \t]?)?(?P<n>[5-9]\d{2}0)[ \t]?(?P<s>xtx|xt|gre)?$", re.I)
@@ -471,7 +472,9 @@ def parse_envblock(text: str, source: str) -> list[Row]:
         # the variant (BLD041); elsewhere its gfx-target facts (BLD110, BLD102) outranked the labelled cause in five
         # tuning cases and decided none (the rank policy's question, not this reader's).  A tool's report: always.
         variant = next((r.get("variant") for r in out if r.table == "framework_builds"), None)
-        if g and (g[0] == "nvidia" or f.tool or variant in ("cuda", "cpu")):
+        # An HSA_OVERRIDE_GFX_VERSION set in the text: the override is checked against the GPU's own target (ENV024),
+        # which only the named GPU gives (rocminfo reports the overridden one).
+        if g and (g[0] == "nvidia" or f.tool or variant in ("cuda", "cpu") or (g[0] == "amd" and _HSA_OVERRIDE.search(text))):
             vendor, name, arch, cc = g
             marked = f"{f.tool}: {_snippet(f.words, 100)}" if f.tool else f"{PROSE_GPU}, an environment field: {_snippet(f.words, 100)}"
             vals: dict = {"vendor": vendor, "index": None, "name": name}
