@@ -148,3 +148,25 @@ def test_the_gpu_field_without_an_override_set_stays_unread_as_before():
                  "Segmentation fault (core dumped)\n",
                  "GPU: AMD Radeon RX 7900 XTX\npython app.py\nSegmentation fault (core dumped)\n"):
         assert "ENV024" not in [c for d in with_facts(text) for c in d.checks]
+
+
+# ---------------------------------------------------------------- LOG043 on an AMD machine
+# moby's "could not select device driver %q with capabilities: %v": the container asked for NVIDIA GPUs (--gpus, a
+# compose file's deploy.resources.devices); on a machine the text shows to be AMD-only that is the wrong vendor's
+# container setup, not a missing NVIDIA toolkit.
+def test_an_nvidia_gpu_request_for_a_container_on_an_amd_machine_reads_wrong_vendor_build():
+    text = (" - OS: Arch Linux\n - GPU: AMD Radeon RX 6800 XT\nAttaching to webui-docker-automatic1111-1\n"
+            'Error response from daemon: could not select device driver "nvidia" with capabilities: [[gpu]]\n')
+    got = ranked(text)
+    assert got[0].cause == "wrong-vendor-build" and "LOG043" in got[0].signatures
+
+
+@pytest.mark.parametrize("text", [
+    'docker run --gpus all img\ndocker: Error response from daemon: could not select device driver "" with '
+    "capabilities: [[gpu]].\n",
+    # an NVIDIA GPU named too: the toolkit is what is missing
+    "GPU: NVIDIA GeForce RTX 3090 (and a Radeon iGPU)\n"
+    'Error response from daemon: could not select device driver "nvidia" with capabilities: [[gpu]]\n',
+])
+def test_the_same_message_without_an_amd_only_machine_stays_device_access(text):
+    assert ranked(text)[0].cause == "device-access"
