@@ -74,9 +74,9 @@ def test_cases_well_formed(incident_set):
         c = _load(p)
         assert set(c) - {"gpu"} <= KEYS and KEYS - {"gpu"} <= set(c), p.name
         assert c["id"] == p.stem, p.name
-        assert re.fullmatch(rf"{incident_set.prefix}[rca]-[tf]\d{{4}}", c["id"]), p.name
+        assert re.fullmatch(rf"{incident_set.prefix}[rcabd]-[tf]\d{{4}}", c["id"]), p.name
         assert c["platform"] in ("rocm", "cuda"), p.name
-        assert (c["id"][len(incident_set.prefix)] in "ra") == (c["platform"] == "rocm"), p.name  # r, a: ROCm; c: not
+        assert (c["id"][len(incident_set.prefix)] in "rab") == (c["platform"] == "rocm"), p.name  # r, a, b: ROCm; c, d: not
         assert c["confidence"] in ("confirmed", "likely"), p.name
         lab = c["label"]
         assert set(lab) == LABEL_KEYS, p.name
