@@ -359,7 +359,7 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
 SMI_NO_DRIVER = re.compile(r"Driver not initialized \(amdgpu not found in modules\)[^\n]*|AMDSMI_STATUS_DRIVER_NOT_LOADED[^\n]*")
 
 
-# Past this size a detector's regex runs only where its literal gate (logs/gate.py: some literal every match
+# Past this size a detector's regex runs only where its literal gate (model/gate.py: some literal every match
 # contains occurs in the text, a C-speed substring test) says it can match: the head of a large log (1 MiB of a
 # deep traceback or a training log) cost ~0.6 s of regex searches, ~0.05 s behind the gates.  Same answers: a
 # gate never says no to text its pattern matches.
@@ -370,7 +370,7 @@ _detector_gates: list | None = None
 def _gates() -> list:
     global _detector_gates
     if _detector_gates is None:
-        from gpuvet.logs.gate import LiteralGate
+        from gpuvet.model.gate import LiteralGate
 
         _detector_gates = [LiteralGate(p.pattern, p.flags) for p, _, _ in DETECTORS]
     return _detector_gates
