@@ -155,6 +155,11 @@ HINTS: dict[str, str] = {
     # the package index of one vendor's torch builds (what pip was pointed at decides the build it installs)
     "rocm-index": r"download\.pytorch\.org/whl/(?:nightly/|test/)?rocm[0-9]",
     "cuda-index": r"download\.pytorch\.org/whl/(?:nightly/|test/)?cu[0-9]{2,3}\b",
+    # a wheel of PyPI's Linux x86_64 build, which is the CUDA one (no local label: the PyTorch index labels its
+    # +cpu/+cuXY/+rocmX.Y wheels, and its old unlabelled CPU wheels are tagged linux_x86_64, never manylinux):
+    # "Downloading torch-2.6.0-cp312-cp312-manylinux1_x86_64.whl", "vllm-0.6.3-cp38-abi3-manylinux1_x86_64.whl"
+    "pypi-cuda-wheel": r"\b(?:torch|torchvision|torchaudio|vllm)-[0-9]+\.[0-9]+\.[0-9]+(?:\.post[0-9]+)?-cp[0-9]+-(?:cp[0-9]+m?|abi3)"
+                       r"-manylinux[0-9a-z_.]*_x86_64\.whl",
     # a message only a HIP/ROCm build prints (a ROCm torch looking for an AMD device or library)
     "hip-only-msg": r"No HIP GPUs are available|\bhipErrorNoDevice\b|libamdhip64\.so[.0-9]*: cannot open",
     # a message only an NVIDIA build prints (a CUDA library or driver looked for)

@@ -386,6 +386,11 @@ def vendor_contradiction(scan: ScanResult) -> tuple[str, list[Any]] | None:
     amd_hw = [hs[k] for k in ("amd-gpu", "amd-gpu-said")
               if k in hs and _AMD_HW.search(hs[k].text) and not _CPU_LINE.search(hs[k].text)]
     nv_hw = "nvidia-gpu" in hs
+    # the ROCm index asked for (or an AMD GPU named) and the wheel pip then fetched is PyPI's CUDA build: the
+    # ROCm index had no wheel for that release / Python, or --extra-index-url let PyPI's higher version win
+    if (amd_hw or "rocm-index" in hs) and not nv_hw and "rocm-build" not in hs and "pypi-cuda-wheel" in hs:
+        return ("the text asks for an AMD (ROCm) build and the wheel pip fetched is PyPI's CUDA (NVIDIA) build",
+                [(amd_hw or [hs["rocm-index"]])[0], hs["pypi-cuda-wheel"]])
     if amd_hw and not nv_hw and "rocm-build" not in hs and "rocm-index" not in hs:
         cuda = [hs[k] for k in ("cuda-build", "cuda-index", "cuda-only-msg") if k in hs]
         if cuda:

@@ -295,7 +295,8 @@ def parse_mentions(text: str, source: str) -> list[Row]:
             for wm in WHEEL_RE.finditer(line):
                 if wm.group(1) == "torch":
                     v = wm.group(2).replace("%2B", "+")
-                    add(("torch", v), _torch_row(v, f"{source} line {n} (wheel file {wm.group(0)})"))
+                    add(("torch", v), _torch_row(v, f"{source} line {n} (wheel file {wm.group(0)})",
+                                                 unlabelled=_unlabelled_wheel_variant(wm.group(0))))
         if "torch" in line:
             m = PKG_LINE_RE.match(line)
             if m and m.group(1) in ("torch", "pytorch") and not _uv_removed(lines, i):
@@ -434,6 +435,35 @@ def _uv_removed(lines: list[str], i: int) -> bool:
     return any(ln.startswith(" + ") and _UV_ROW.match(ln) for ln in lines[max(0, i - 10):i + 10])
 
 
+# PyPI's torch wheels for Linux x86_64 are CUDA builds without a local label (torch-2.6.0-cp312-cp312-manylinux1_x86_64.whl
+# is the CUDA 12.4 build; its metadata requires the nvidia-*-cu12 wheels on Linux x86_64); the PyTorch index labels
+# every other variant (+cpu, +cu118, +rocm6.2, +xpu), and its old unlabelled CPU wheels carry the linux_x86_64 tag,
+# never manylinux.  https://pypi.org/project/torch/#files, https://pytorch.org/get-started/previous-versions/
+_MANYLINUX_X86 = re.compile(r"-manylinux[\w.]*_x86_64(?:\.manylinux[\w.]*)?\.whl$")
+# pip show torch's "Requires:" field naming the NVIDIA runtime wheels (nvidia-cuda-runtime-cu12, nvidia-cublas-cu11...)
+_NV_REQUIRES = re.compile(r"\bnvidia-[a-z-]+-cu(1[0-9])\b")
+
+
+def _unlabelled_wheel_variant(wheel: str) -> str:
+    """'cuda' for an unlabelled manylinux x86_64 torch wheel (PyPI's Linux build is the CUDA one), '' otherwise."""
+    if "+" in wheel or "%2B" in wheel:
+        return ""
+    return "cuda" if _MANYLINUX_X86.search(wheel) else ""
+
+
+def _pip_show_cuda_requires(lines: list[str], j: int) -> str:
+    """The NVIDIA runtime wheels a ``pip show torch`` paragraph's Requires field names (the torch is then PyPI's
+    CUDA build, whatever its version says), '' when it names none."""
+    for k in range(j + 1, min(len(lines), j + 12)):
+        nxt = lines[k].strip()
+        if not nxt or PKG_FIELD_RE.match(nxt):
+            return ""
+        if nxt.startswith("Requires:"):
+            found = sorted({m.group(0) for m in _NV_REQUIRES.finditer(nxt)})
+            return ", ".join(found[:2]) + (", ..." if len(found) > 2 else "")
+    return ""
+
+
 def _rocm_package(name: str) -> bool:
     return name.startswith(("rocm", "hip", "amdgpu", "miopen", "rocblas", "libamdhip64"))
 
@@ -454,7 +484,9 @@ def _package_paragraph(lines: list[str], i: int, field: str, name: str, source: 
             continue
         v = vm.group(1)
         if field == "Name":
-            add(("torch", v), _torch_row(v, f"{source} line {j + 1} (pip show {name}: Version: {v})"))
+            req = _pip_show_cuda_requires(lines, j)
+            how = f"pip show {name}: Version: {v}" + (f"; Requires: {req}" if req else "")
+            add(("torch", v), _torch_row(v, f"{source} line {j + 1} ({how})", unlabelled="cuda" if req else ""))
         else:
             apt_pkgs.setdefault(name, v)
             apt_line.setdefault(name, j + 1)
