@@ -163,3 +163,53 @@ def test_autocast_disabled_for_want_of_cuda_reads_as_no_usable_gpu():
     assert ranked("torch 2.3.0+cpu\n" + warn)[0] == "cpu-only-build"
     # the reporter has no GPU: nothing in the stack is to blame
     assert "cpu-only-build" not in ranked("I don't have a GPU, I run it on my laptop's CPU.\n" + warn)[:1]
+
+
+# ---------------------------------------------------------------- runtime libraries and allocations (piece 3)
+def test_paddle_missing_its_cudnn_is_a_runtime_mismatch():
+    # paddle/phi/backends/dynload/dynamic_loader.cc, as Windows and Linux print it
+    win = ("RuntimeError: (PreconditionNotMet) The third-party dynamic library (cudnn64_8.dll) that Paddle depends on "
+           "is not configured correctly. (error code is 126)\n  Suggestions:\n  1. Check if the third-party dynamic "
+           "library (e.g. CUDA, CUDNN) is installed correctly and its version is matched with paddlepaddle you installed.\n")
+    assert ranked(win)[0] == "runtime-mismatch"
+    linux = ("W0623 12:29:30.035391 62732 dynamic_loader.cc:305] The third-party dynamic library (libcublas.so) that "
+             "Paddle depends on is not configured correctly. (error code is libcublas.so: cannot open shared object file: "
+             "No such file or directory)\n")
+    assert ranked(linux)[0] == "runtime-mismatch"
+    # Paddle's own CPU math library missing from a frozen app is packaging, not the CUDA runtime
+    mkl = ("PreconditionNotMetError: The third-party dynamic library (mklml.dll) that Paddle depends on is not "
+           "configured correctly. (error code is 126)\n")
+    assert "runtime-mismatch" not in ranked(mkl)[:1]
+
+
+def test_ggml_device_allocation_failures_are_memory():
+    cuda = ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 2048.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+            "alloc_tensor_range: failed to allocate CUDA0 buffer of size 2147483648\n"
+            "llama_model_load: error loading model: unable to allocate CUDA0 buffer\n")
+    assert ranked(cuda)[0] == "memory-allocator"
+    rocm = "ggml_gallocr_reserve_n: failed to allocate ROCm0 buffer of size 18035509504\n"
+    assert ranked(rocm)[0] == "memory-allocator"
+    vulkan = ("ggml_vulkan: Device memory allocation of size 1879048192 failed.\n"
+              "ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory\n"
+              "llama_kv_cache_init: failed to allocate buffer for kv cache\n")
+    assert ranked(vulkan)[0] == "memory-allocator"
+
+
+def test_ggml_buffer_sizes_of_a_healthy_load_say_nothing():
+    healthy = ("llm_load_tensors: offloading 32 repeating layers to GPU\nllm_load_tensors: offloaded 33/33 layers to GPU\n"
+               "llm_load_tensors:      ROCm0 buffer size =  3917.87 MiB\nllama_kv_cache_init:      ROCm0 KV buffer size =   256.00 MiB\n")
+    assert ranked(healthy) == []
+
+
+def test_torchvisions_cuda_check_wrapped_over_lines_is_still_read():
+    # torchvision/extension.py's _check_cuda_version, as a terminal of 80 columns wraps it
+    wrapped = ("RuntimeError: Detected that PyTorch and torchvision were compiled with different\n"
+               "CUDA versions. PyTorch has CUDA Version=11.7 and torchvision has CUDA \n"
+               "Version=11.8. Please reinstall the torchvision that matches your PyTorch \ninstall.\n")
+    assert ranked(wrapped)[0] == "companion-mismatch"
+    audio = ("RuntimeError: Detected that PyTorch and TorchAudio were compiled with different\nCUDA versions. "
+             "PyTorch has CUDA version 11.8 whereas TorchAudio has CUDA version 11.7. Please install the TorchAudio "
+             "version that matches your PyTorch version.\n")
+    assert ranked(audio)[0] == "companion-mismatch"
+    # a matching pair printed by a version check names no mismatch
+    assert ranked("PyTorch CUDA: 11.8, torchvision CUDA: 11.8\n") == []

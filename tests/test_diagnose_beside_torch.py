@@ -8,6 +8,7 @@ from gpuvet.app.diagnose import diagnose_text
 from gpuvet.logs.match import Scanner
 from gpuvet.logs.rank import rank, vendor_contradiction
 from gpuvet.logs.signatures import load_catalog
+from gpuvet.logs.rank import blames_nothing
 
 
 def causes(text: str) -> list[str]:
@@ -118,8 +119,9 @@ def test_prose_symptoms_feed_the_learned_fallback_only_without_error_lines():
 
 def test_cpu_build_message_from_someone_without_a_gpu_blames_nothing():
     msg = "AssertionError: Torch not compiled with CUDA enabled\n"
-    assert causes("Since I don't have a GPU I don't need CUDA, so I installed the CPU-only torch.\n" + msg) == []
-    assert causes("How can i run this code on CPU\nI get this error:\n" + msg) == []
+    for text in ("Since I don't have a GPU I don't need CUDA, so I installed the CPU-only torch.\n" + msg,
+                 "How can i run this code on CPU\nI get this error:\n" + msg):
+        assert blames_nothing(diagnose_text(text, "case.txt").extra["diagnoses"]), text
     # with a GPU named, or no such statement, the CPU-only build is the cause
     assert causes("GPU: NVIDIA GeForce RTX 3090\n" + msg)[0] == "cpu-only-build"
     assert causes(msg)[0] == "cpu-only-build"

@@ -398,7 +398,9 @@ def build_report(scan: ScanResult, facts: Facts, findings: Sequence[Finding], so
 
     diags = rank(scan, [f for f in findings if f.failed])
     settle = _settle(scan, facts, diags)
-    out = [to_finding(d) for d in diags]
+    # an honest `none` first (rank._honest_none: probably not a stack problem) is the verdict, not a finding; the stack
+    # causes after it are the guesses shown, low confidence
+    out = [to_finding(d) for d in diags if d.cause != "none"]
     if out and settle:
         from dataclasses import replace
 
@@ -433,6 +435,9 @@ def build_report(scan: ScanResult, facts: Facts, findings: Sequence[Finding], so
 def _settle(scan: ScanResult, facts: Facts, diags: Sequence[Diagnosis]) -> list[dict[str, Any]]:
     from gpuvet.logs.settle import commands_to_settle
 
+    if diags and diags[0].cause == "none":
+        # probably the program's own error: what would settle the first guess, unless a user-code signal already says
+        return [] if len(diags) < 2 or user_code_signals(scan) else commands_to_settle(diags[1].cause, facts, scan.hint_names)
     if diags:
         top = diags[0]
         decided = any(c.kind == "fact" for c in top.contributions)
@@ -446,6 +451,10 @@ def _verdict(diags: Sequence[Diagnosis]) -> str:
     if not diags:
         return "no stack problem found (nothing in the GPU stack is blamed)"
     top = diags[0]
+    if top.cause == "none":
+        guesses = " or ".join(d.cause for d in diags[1:3])
+        return ("probably not a stack problem: no known stack message explains the error (most such errors are the "
+                f"program's own); if the stack is at fault after all, possibly {guesses} (low confidence: guesses)")
     if top.component == "user-code":
         return f"the workload, not the stack: {top.cause} ({top.component})"
     if all(c.kind == "tentative" for c in top.contributions):
@@ -624,7 +633,8 @@ def follow(path: str, env: Environment, live: Facts | None, wait_s: float | None
             facts = facts_from_text(head.decode("utf-8", "replace"), path, sc.result, live)
             report = build_report(sc.result, facts, findings_for(facts, live is not None),
                                             path, started, "follow")
-            if report.extra.get("diagnoses"):
+            first = first_diagnosis(report)
+            if first is not None and first.get("cause") != "none":  # a stack cause (an honest `none` first: keep on)
                 return report
         if wait_s is not None and time.monotonic() - started > wait_s:
             return None

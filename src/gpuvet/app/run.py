@@ -1474,7 +1474,9 @@ def run(opts: RunOptions, env: "Environment | RunEnv") -> RunResult:
         err.text(redact_text(f"gpuvet: could not complete the crash bundle {bdir}: {exc.strerror or exc}\n"))
         return res
     report = res.report
-    if not report.extra.get("diagnoses") and not report.extra.get("user_code_signals"):
+    diags = report.extra.get("diagnoses") or []
+    # an honest `none` first (rank._honest_none) blames nothing in the stack: the one line, as with no diagnosis
+    if (not diags or diags[0].get("cause") == "none") and not report.extra.get("user_code_signals"):
         # a plain failure: nothing in the output points anywhere; one line, not the whole stack
         import textwrap  # wrapped to the terminal's width, like every other screen
 

@@ -63,5 +63,8 @@ def run_diagnose(env: Environment, *, log, here, follow, wait_s, fmt, output, ve
 
 def diagnose_exit(report) -> ExitCode:
     """1 only when the stack is at fault: a diagnosis whose component is not the user's own code."""
-    stack = [d for d in report.extra.get("diagnoses") or [] if d.get("component") != "user-code"]
+    diags = report.extra.get("diagnoses") or []
+    if diags and diags[0].get("cause") == "none":
+        return ExitCode.OK  # probably not a stack problem (rank._honest_none): the stack causes after it are guesses
+    stack = [d for d in diags if d.get("component") != "user-code"]
     return ExitCode.FINDINGS if stack else ExitCode.OK

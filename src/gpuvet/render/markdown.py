@@ -59,7 +59,8 @@ def render_markdown(report: Report, verbose: bool = False, stack: bool = False, 
                 cmd = f": `{x.command}`" if x.command and x.command not in x.text else ""
                 out.append(f"- {_cell(x.text)}{cmd} [{tag}]")
         out.append("")
-    signals = [] if report.extra.get("diagnoses") else \
+    diags = report.extra.get("diagnoses") or []
+    signals = [] if diags and diags[0].get("cause") != "none" else \
         [s for s in report.extra.get("user_code_signals") or [] if isinstance(s, dict)]
     if signals:  # diagnose, run: what the text shows when no stack cause is blamed (the terminal's "●" lines)
         out += ["## What the text shows: your code or data, not the stack", ""]

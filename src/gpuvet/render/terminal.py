@@ -123,10 +123,19 @@ def render_terminal(report: Report, color: bool = False, width: int = 80, verbos
     # a ranked report (diagnose, run): the causes, or what the text shows instead (user code, data), come right
     # after the verdict; the notes and a check's information findings (run's live BLD045) after them
     later = [f for f in failed if f.severity <= Severity.INFO] if ranked else []
+    # "probably not a stack problem" first (logs/rank._honest_none): what the text shows of the program's own error
+    # comes first, then the stack causes as what they are, guesses
+    honest = ranked and (report.extra.get("diagnoses") or [{}])[0].get("cause") == "none"
+    if honest:
+        _diagnoses(out, report)
+        if any(f not in later for f in failed):
+            out.para("If the stack is at fault after all (guesses from the error lines' words, low confidence):",
+                     code="1")
+            out.blank()
     for f in failed:
         if f not in later:
             _finding(out, f, shown_input=shown_input)
-    if ranked:
+    if ranked and not honest:
         _diagnoses(out, report)
     _notes(out, report)
     for f in later:
@@ -414,7 +423,8 @@ def _notes(out: _Out, report: Report) -> None:
 # -- diagnose's causes (when a renderer of diagnose hands them over) --------------------------------
 def _diagnoses(out: _Out, report: Report) -> None:
     """For diagnose/run: what the text shows when no stack cause is blamed (user code, data)."""
-    if report.extra.get("diagnoses"):
+    diags = report.extra.get("diagnoses") or []
+    if diags and diags[0].get("cause") != "none":  # an honest `none` first still shows the user-code signals
         return
     for sig in report.extra.get("user_code_signals") or []:
         out.para(f"● {sig.get('signature', '')} {sig.get('title', '')}: your code or data, not the stack".strip(),
