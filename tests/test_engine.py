@@ -72,6 +72,25 @@ def test_score_is_of_what_was_checked_and_coverage_says_how_much_was_not():
     assert coverage(unknowns + passed + failed) == {"checked": 2, "unchecked": 20, "not_applicable": 0}
 
 
+def test_one_rule_failing_many_times_costs_at_most_twice_its_points():
+    """Nine packages installed twice (PKG063 x9, seen on the day-8 device image) were nine warnings, 72 points:
+    health 28 for a machine whose GPU stack was fine.  Repeats of a rule now halve: 8+4+2+1 = 15."""
+    from gpuvet.model import Finding
+    dups = [Finding("PKG063", "n", Severity.WARNING, Outcome.FAILED, f"pkg{i} installed twice") for i in range(9)]
+    sc, ded = score(dups)
+    assert sc == 85 and [d.points for d in ded] == [8, 4, 2, 1]
+    # different rules still add up in full, and the most severe finding of a rule is the one charged in full
+    other = [Finding("RTM021", "n", Severity.ERROR, Outcome.FAILED, "skew"),
+             Finding("PKG063", "n", Severity.ERROR, Outcome.FAILED, "escalated by policy")]
+    sc, ded = score(dups[:1] + other)
+    assert sc == 100 - 20 - 20 - 4, ded
+    assert [(d.code, d.points) for d in ded] == [("RTM021", 20), ("PKG063", 20), ("PKG063", 4)]
+    # acknowledged findings cost nothing and do not count as the first of their rule
+    from dataclasses import replace
+    sc, ded = score([replace(dups[0], acknowledged="known"), dups[1]])
+    assert sc == 92 and [d.points for d in ded] == [8]
+
+
 def test_checks_of_a_vendor_the_gpus_rule_out_are_not_applicable():
     from gpuvet.app.engine import vendors_ruled_out
     from gpuvet.model import Facts, row

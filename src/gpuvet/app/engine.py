@@ -200,10 +200,21 @@ def _apply_policy(f: Finding, policy: Policy) -> Finding:
 
 
 def score(findings: Sequence[Finding]) -> tuple[int, list[Deduction]]:
+    """100 minus the points of every failed, unacknowledged finding (POINTS by severity).
+
+    One rule failing many times is one kind of problem (nine packages installed twice, a dozen
+    unreadable caches): its first finding costs the full points, each further one half of the one
+    before (8, 4, 2, 1, 0 ...), so a rule never costs more than twice its points, and repeats cannot
+    sink a machine's score below one with a single critical fault.  Findings count most severe first."""
     deductions: list[Deduction] = []
-    for f in findings:
+    seen: dict[str, int] = {}
+    for f in sorted(findings, key=lambda f: -POINTS[f.severity]):
         if f.failed and not f.acknowledged and POINTS[f.severity]:
-            deductions.append(Deduction(f.code, POINTS[f.severity], f.title))
+            n = seen.get(f.code, 0)
+            seen[f.code] = n + 1
+            pts = POINTS[f.severity] >> n
+            if pts:
+                deductions.append(Deduction(f.code, pts, f.title))
     return max(0, 100 - sum(d.points for d in deductions)), deductions
 
 
