@@ -213,3 +213,12 @@ def test_torchvisions_cuda_check_wrapped_over_lines_is_still_read():
     assert ranked(audio)[0] == "companion-mismatch"
     # a matching pair printed by a version check names no mismatch
     assert ranked("PyTorch CUDA: 11.8, torchvision CUDA: 11.8\n") == []
+
+
+def test_older_ggml_and_hip_vmm_allocation_failures_are_memory():
+    old = ("CUDA error 2 at /go/src/github.com/jmorganca/ollama/llm/llama.cpp/gguf/ggml-cuda.cu:9132: out of memory\n"
+           "current device: 0\n")
+    assert ranked(old)[0] == "memory-allocator"
+    assert ranked("ggml/src/ggml-cuda/ggml-cuda.cu:444: HipVMM Failure: out of memory\n")[0] == "memory-allocator"
+    # the same check's other errors are other causes: a kernel missing for the GPU is not memory
+    assert ranked("CUDA error 98 at /source/llama.cpp/ggml-cuda.cu:7788: invalid device function\n")[0] != "memory-allocator"

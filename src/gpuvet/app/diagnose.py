@@ -4,10 +4,11 @@
   (``gpuvet.probes.pasted.parse_report``; ValueError there means "no tool output recognised", i.e. no facts),
   plus the version facts that only appear inside tracebacks and warnings (``gpuvet.logs.extract``); with
   ``live`` facts (``--here``) both are merged.  The same checks run on them (``engine.run_checks``).
-* Signatures: every line streams through ``gpuvet.logs.match.Scanner`` in bounded memory.  For large
-  regular files the cheap prefilter is delegated to ``grep -E`` (a compiled DFA matcher) with the
-  signatures' own patterns, and only its candidate lines reach Python; without grep, or for standard input,
-  the pure-Python prefilter is used.
+* Signatures: every line streams through ``gpuvet.logs.match.Scanner`` in bounded memory.  Past 4 MiB (a regular
+  file, standard input redirected from one, or a pipe) the cheap prefilter is delegated to ``grep -E`` with the
+  catalog's key trie (a small DFA, a few hundred MB/s on any text) and only its candidate lines reach Python: the
+  lines the Python trie would pick, read the same way, so the answer does not depend on the path; without grep the
+  pure-Python prefilter is used.
 * Ranking: ``gpuvet.logs.rank.rank`` joins both; the result is a ``Report`` (command ``diagnose``) whose
   findings are the diagnoses and whose ``extra["diagnoses"]`` is the ranked list.
 
@@ -24,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any, Sequence
 
-from gpuvet.logs.match import Scanner, ScanResult, iter_blocks, iter_lines
+from gpuvet.logs.match import Scanner, ScanResult, _cut, iter_blocks, iter_lines
 from gpuvet.logs.rank import Diagnosis, rank, user_code_signals
 from gpuvet.logs.signatures import Catalog, load_catalog
 from gpuvet.model import Applicability, Evidence, Facts, Finding, Fix, Outcome, Report, Severity
@@ -74,11 +75,48 @@ def scan_stream(stream: IO[bytes], catalog: Catalog | None = None, head_bytes: i
     return sc.result, bytes(head)
 
 
+_GREP_LINE = re.compile(rb"([0-9]+)([:-])")
+
+
+def _grep_argv(grep: str, pfile: str, source: str) -> list[str]:
+    # -A 2: the one or two lines after a candidate, for a two-line reading waiting for its next non-blank line (the
+    # Python path feeds them too); printed "N-text", a candidate "N:text", groups apart "--"
+    return [grep, "-a", "-n", "-A", "2", "-E", "-f", pfile, "--", source]
+
+
+def _feed_grep_output(sc: Scanner, out: IO[bytes], head_lines: int) -> None:
+    """Feed grep's candidate lines (past the head, which Python read whole) as the Python path feeds the lines its key
+    trie finds (``Scanner.feed_block``): a repeated traceback frame is skipped, the line after a two-line reading's
+    first line is given to it."""
+    last = 0
+    feed, pending, repeated = sc.feed, sc.has_pending, sc.repeated_frame_line
+    for _, raw in iter_lines(out):
+        m = _GREP_LINE.match(raw)
+        if m is None:  # "--" between groups
+            continue
+        n = int(m.group(1))
+        if n <= head_lines:
+            continue
+        rest = raw[m.end():]
+        if m.group(2) == b"-":  # context: only for a reading waiting for this very line
+            if n == last + 1 and pending():
+                feed(n, _cut(rest))
+                last = n
+            continue
+        if not pending() and repeated(rest):
+            continue
+        feed(n, _cut(rest))
+        last = n
+
+
 def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None = None,
-                   head_bytes: int = HEAD_BYTES, on_head=None, system: Any = None) -> tuple[ScanResult, bytes] | None:
-    """Scan a large regular file: ``grep -a -n -E -f`` with the signature patterns as prefilter runs in its own
-    process while Python handles the first block(s) (context hints) and ``on_head(head)`` (e.g. parsing
-    facts); then the candidate lines grep found are matched.  None when grep is unavailable or fails."""
+                   head_bytes: int = HEAD_BYTES, on_head=None, system: Any = None,
+                   fd: int | None = None, offset: int = 0) -> tuple[ScanResult, bytes] | None:
+    """Scan a large regular file: ``grep -a -n -E`` with the catalog's key trie (``Catalog.grep_pattern``: the lines
+    it selects are the lines the Python path's trie selects) runs in its own process while Python handles the first
+    block(s) (context hints) and ``on_head(head)`` (e.g. parsing facts); then the candidate lines grep found are read
+    as the Python path reads them.  ``fd``: read this open regular file (standard input redirected from a file) from
+    ``offset`` instead of ``path``.  None when grep is unavailable or fails."""
     if system is None:  # the machine, through the one door (probes.system.System)
         from gpuvet.probes.system import System
 
@@ -87,36 +125,35 @@ def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None =
     if not grep:
         return None
     cat = catalog or load_catalog()
+    if not cat.grep_pattern:
+        return None
     sc = Scanner(cat)
-    from gpuvet.logs.extract import PREFILTER_PATTERNS
 
     import tempfile  # here: its imports (shutil, random) cost every small diagnosis start-up
 
     with tempfile.NamedTemporaryFile("w", suffix=".patterns", delete=False, encoding="utf-8") as pf:
-        pf.write("\n".join(list(cat.patterns()) + list(PREFILTER_PATTERNS)) + "\n")
+        pf.write(cat.grep_pattern + "\n")
         pfile = pf.name
     try:
-        proc = system.spawn([grep, "-a", "-n", "-E", "-f", pfile, "--", path], {"LC_ALL": "C"})
+        if fd is not None:
+            os.lseek(fd, offset, os.SEEK_SET)  # grep reads the descriptor from here on
+            proc = system.spawn(_grep_argv(grep, pfile, "-"), {"LC_ALL": "C"}, stdin=fd)
+        else:
+            proc = system.spawn(_grep_argv(grep, pfile, path), {"LC_ALL": "C"})
     except OSError:
         os.unlink(pfile)
         return None
     try:
-        with open(path, "rb") as fh:  # grep scans the file meanwhile, on another core
-            head = fh.read(head_bytes)
-        cut = head.rfind(b"\n", 0, HINT_BYTES) + 1
-        head_lines = sc.feed_block(1, head[:cut]) if cut > 0 else 0
-        sc.hints_everywhere = False
+        if fd is not None:  # grep scans the file meanwhile, on another core
+            head = _pread(fd, head_bytes, offset)
+        else:
+            with open(path, "rb") as fh:
+                head = fh.read(head_bytes)
+        head_lines = _feed_head(sc, head)
         if on_head is not None:
             on_head(head)
         assert proc.stdout is not None
-        for _, raw in iter_lines(proc.stdout):
-            num, sep, rest = raw.partition(b":")
-            if not sep or not num.isdigit():
-                continue
-            n = int(num)
-            if n <= head_lines:
-                continue
-            sc.feed(n, rest, prefiltered=True)
+        _feed_grep_output(sc, proc.stdout, head_lines)
         proc.stdout.close()
         rc = proc.wait()
         if rc not in (0, 1):
@@ -129,6 +166,127 @@ def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None =
     if sc.result.lines < head_lines:
         sc.result.lines = head_lines
     return sc.result, head
+
+
+def _pread(fd: int, n: int, offset: int) -> bytes:
+    out = bytearray()
+    while len(out) < n:
+        b = os.pread(fd, n - len(out), offset + len(out))
+        if not b:
+            break
+        out += b
+    return bytes(out)
+
+
+def _feed_head(sc: Scanner, head: bytes) -> int:
+    """The head's first HINT_BYTES (whole lines) read line by line, context hints on every line; returns its lines."""
+    cut = head.rfind(b"\n", 0, HINT_BYTES) + 1
+    head_lines = sc.feed_block(1, head[:cut]) if cut > 0 else 0
+    sc.hints_everywhere = False
+    return head_lines
+
+
+def scan_stream_fast(stream: Any, catalog: Catalog | None = None, system: Any = None,
+                     head_bytes: int = HEAD_BYTES, min_bytes: int = FAST_MIN_BYTES) -> tuple[ScanResult, bytes, str]:
+    """Scan a stream that cannot be reopened (standard input from a pipe, a FIFO) through grep as well: the first
+    ``min_bytes`` are read (bounded); a shorter stream is scanned in Python as before.  Past that, gpuvet keeps the
+    head (facts, context hints), a thread hands every block to grep's standard input, and grep's candidate lines are
+    read as ``scan_file_fast`` reads them.  A stream that ends early, or no grep, is scanned in Python from what was
+    read.  Returns (the scan, the head, the mode: "grep-prefilter" or "python")."""
+    import io
+
+    cat = catalog or load_catalog()
+    first = bytearray()
+    min_bytes = max(min_bytes, head_bytes)
+    while len(first) < min_bytes:
+        b = stream.read(min(CHUNK_READ, min_bytes - len(first)))
+        if not b:
+            return (*scan_stream(io.BytesIO(bytes(first)), cat, head_bytes), "python")
+        first += b
+    if system is None:
+        from gpuvet.probes.system import System
+
+        system = System()
+    grep = system.which("grep") if cat.grep_pattern else None
+    proc = None
+    if grep:
+        import tempfile
+
+        with tempfile.NamedTemporaryFile("w", suffix=".patterns", delete=False, encoding="utf-8") as pf:
+            pf.write(str(cat.grep_pattern) + "\n")
+            pfile = pf.name
+        try:
+            proc = system.spawn(_grep_argv(grep, pfile, "-"), {"LC_ALL": "C"}, stdin_pipe=True)
+        except OSError:
+            proc = None
+        if proc is None:
+            os.unlink(pfile)
+    if proc is None:
+        return (*scan_stream(_Chain(bytes(first), stream), cat, head_bytes), "python")  # type: ignore[arg-type]
+    assert proc.stdin is not None and proc.stdout is not None
+    failed: list[BaseException] = []
+    newlines = [0, False]  # the stream's newlines, whether it ends without one: its line count, as Python counts
+
+    def pump() -> None:  # read, count and write only: all release the GIL or run at memchr speed
+        try:
+            proc.stdin.write(first)
+            newlines[0] += first.count(b"\n")
+            last = bytes(first[-1:])
+            while True:
+                b = stream.read(CHUNK_READ)
+                if not b:
+                    break
+                proc.stdin.write(b)
+                newlines[0] += b.count(b"\n")
+                last = b[-1:]
+            newlines[1] = last not in (b"", b"\n")
+        except (OSError, ValueError) as exc:  # grep gone, or the stream failed: what grep got is scanned
+            failed.append(exc)
+        finally:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+
+    sc = Scanner(cat)
+    head = bytes(first[:head_bytes])
+    t = threading.Thread(target=pump, daemon=True)
+    t.start()
+    try:
+        head_lines = _feed_head(sc, head)
+        _feed_grep_output(sc, proc.stdout, head_lines)
+        proc.stdout.close()
+        t.join()
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.unlink(pfile)
+    if not failed:
+        sc.result.lines = max(sc.result.lines, int(newlines[0]) + (1 if newlines[1] else 0))
+    if sc.result.lines < head_lines:
+        sc.result.lines = head_lines
+    return sc.result, head, "grep-prefilter"
+
+
+CHUNK_READ = 1 << 20
+
+
+class _Chain:
+    """Bytes already read, then the rest of a stream."""
+
+    def __init__(self, first: bytes, rest: Any) -> None:
+        self.first, self.rest = first, rest
+
+    def read(self, n: int = -1) -> bytes:
+        if self.first:
+            if n is None or n < 0:
+                out, self.first = self.first + self.rest.read(), b""
+                return out
+            out, self.first = self.first[:n], self.first[n:]
+            return out
+        return self.rest.read(n)
 
 
 # ----------------------------------------------------------------------------------------- facts
@@ -315,17 +473,27 @@ def diagnose_text(text: str, source: str = "<text>", live: Facts | None = None) 
     return build_report(scan, facts, findings_for(facts, live is not None), source, started)
 
 
-def diagnose_stream(stream: Any, source: str, live: Facts | None = None) -> Report:
-    """``stream``: a binary stream (IO[bytes] or inputs.Peek)."""
+def diagnose_stream(stream: Any, source: str, live: Facts | None = None, fast: bool = False,
+                    system: Any = None) -> Report:
+    """``stream``: a binary stream (IO[bytes] or inputs.Peek).  ``fast``: past FAST_MIN_BYTES, through grep
+    (``scan_stream_fast``); the answer is the Python path's."""
     started = time.monotonic()
-    scan, head = scan_stream(stream)
+    mode = "python"
+    if fast:
+        scan, head, mode = scan_stream_fast(stream, system=system)
+    else:
+        scan, head = scan_stream(stream)
     facts = facts_from_text(head.decode("utf-8", "replace"), source, scan, live)
-    return build_report(scan, facts, findings_for(facts, live is not None), source, started)
+    return build_report(scan, facts, findings_for(facts, live is not None), source, started, mode)
 
 
-def diagnose_path(path: str, live: Facts | None = None, fast: bool = True, system: Any = None) -> Report:
+def diagnose_path(path: str, live: Facts | None = None, fast: bool = True, system: Any = None,
+                  fd: int | None = None, offset: int = 0, size: int | None = None) -> Report:
+    """A regular file: ``path``, or (``fd``) standard input redirected from one, read from ``offset`` (``size``: the
+    file's size; ``path`` then only names it)."""
     started = time.monotonic()
-    size = os.path.getsize(path)
+    if size is None:
+        size = os.path.getsize(path)
     parsed: dict[str, Facts] = {}
     worker: list[threading.Thread] = []
 
@@ -335,17 +503,37 @@ def diagnose_path(path: str, live: Facts | None = None, fast: bool = True, syste
         t.start()
         worker.append(t)
 
-    res = scan_file_fast(path, on_head=on_head, system=system) if fast and size >= FAST_MIN_BYTES else None
+    res = scan_file_fast(path, on_head=on_head, system=system, fd=fd, offset=offset) \
+        if fast and size - offset >= FAST_MIN_BYTES else None
     mode = "grep-prefilter"
     if res is None:
         mode = "python"
-        with open(path, "rb") as fh:
-            res = scan_stream(fh)
+        if fd is not None:
+            os.lseek(fd, offset, os.SEEK_SET)
+            res = scan_stream(os.fdopen(os.dup(fd), "rb", closefd=True))
+        else:
+            with open(path, "rb") as fh:
+                res = scan_stream(fh)
     for t in worker:
         t.join()
     scan, head = res
     facts = facts_from_text(head.decode("utf-8", "replace"), path, scan, live, parsed.get("f"))
     return build_report(scan, facts, findings_for(facts, live is not None), path, started, mode)
+
+
+def _stdin_file(env: Environment) -> tuple[int, int, int] | None:
+    """Standard input redirected from a regular file (``gpuvet diagnose - < big.log``): (its descriptor, the offset
+    reading starts at, its size); None for a pipe, a terminal, a closed or a test's text stream."""
+    if getattr(env.stdin, "buffer", None) is None:
+        return None
+    try:
+        fd = env.stdin.fileno()
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return fd, os.lseek(fd, 0, os.SEEK_CUR), st.st_size
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 @dataclass
@@ -374,13 +562,19 @@ def run(opts: DiagnoseOptions, env: Environment) -> Report | None:
     if opts.follow:
         report = follow(opts.follow, env, live, opts.wait_s)
     elif opts.log == "-":
-        report = diagnose_stream(open_log_stdin(env), "<stdin>", live)
+        reg = _stdin_file(env) if opts.fast else None  # before anything is read: where reading starts
+        peek = open_log_stdin(env)  # empty, blank or binary input: refused the same way
+        if reg is not None and reg[2] - reg[1] >= FAST_MIN_BYTES:  # grep reads the file from that offset
+            report = diagnose_path("<stdin>", live, system=env.system(), fd=reg[0], offset=reg[1], size=reg[2])
+        else:
+            report = diagnose_stream(peek, "<stdin>", live, fast=opts.fast, system=env.system())
     else:
         assert opts.log is not None
         size = check_log_file(opts.log)
         if size < 0:  # a FIFO, /dev/stdin, a device: one pass, as a stream
             with open_input(opts.log, "log") as fh:
-                report = diagnose_stream(open_log_stream(fh, opts.log), opts.log, live)
+                report = diagnose_stream(open_log_stream(fh, opts.log), opts.log, live, fast=opts.fast,
+                                         system=env.system())
         else:
             try:
                 report = diagnose_path(opts.log, live, fast=opts.fast, system=env.system())
@@ -453,5 +647,6 @@ def first_diagnosis(report: Report) -> dict[str, Any] | None:
 
 
 __all__ = ["diagnose_text", "diagnose_stream", "diagnose_path", "scan_text", "scan_stream", "scan_file_fast",
+           "scan_stream_fast",
            "build_report", "facts_from_text", "findings_for", "to_finding", "first_diagnosis", "follow",
            "DiagnoseOptions", "run"]

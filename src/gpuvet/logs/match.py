@@ -185,6 +185,14 @@ class Scanner:
             res.lines = first_lineno + nlines - 1
         return nlines
 
+    def has_pending(self) -> bool:
+        """A two-line reading waits for the next line."""
+        return bool(self._pending)
+
+    def repeated_frame_line(self, line: bytes) -> bool:
+        """``_repeated_frame`` of one line (a candidate line grep found)."""
+        return self._repeated_frame(line, 0, len(line))
+
     def _repeated_frame(self, block: bytes, start: int, end: int) -> bool:
         """A Python traceback's frame line (``  File "PATH", line N, in NAME``) of a file already seen in a frame:
         its path has given what it can (a key hit on a path, a hint from a package's directory) the first time, so

@@ -311,6 +311,41 @@ def _trie_regex(words: list[str]) -> str:
     return emit(root) if words else "(?!)"
 
 
+def _ere_char(ch: str) -> str:
+    """One literal character in POSIX ERE (``grep -E``): specials in a bracket, where only ``]``, ``\\`` and ``^`` need
+    care; no backslash before an ordinary character (GNU grep warns of a "stray \\")."""
+    if ch == "]":
+        return "[]]"
+    if ch == "\\":
+        return "[\\]"
+    if ch == "^":
+        return "\\^"
+    if ch in ".[()*+?{}|$":
+        return "[" + ch + "]"
+    return ch
+
+
+def ere_trie(words: Sequence[str]) -> str | None:
+    """The keys as one POSIX ERE alternation, trie-shaped like ``_trie_regex`` (None when there are none).  ``grep -E``
+    runs it as one small DFA at ~300 MB/s on any text, where the 800 signature patterns themselves, each with its
+    ``[^\\n]{0,60}`` and alternations, blow up grep's DFA on varied log text: a 3.5 MB log of real captured training
+    lines took grep 30 s of CPU (day 8).  It selects exactly the lines the key trie selects in Python."""
+    root: dict = {}
+    for w in words:
+        node = root
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        if "" in node:
+            return ""
+        alts = [_ere_char(ch) + emit(sub) for ch, sub in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else "(" + "|".join(alts) + ")"
+
+    return emit(root) if words else None
+
+
 @dataclass(frozen=True)
 class Catalog:
     """The signatures and their prefilter: ``trie`` (the regex source of every key) is compiled on first use,
@@ -340,6 +375,11 @@ class Catalog:
     @functools.cached_property
     def quick_bytes(self) -> Any:
         return re.compile(self.trie.encode("utf-8"))
+
+    @functools.cached_property
+    def grep_pattern(self) -> str | None:
+        """The key trie in POSIX ERE, for ``grep -E``: the lines it selects are the lines ``quick`` selects."""
+        return ere_trie(self.keys)
 
     @functools.cached_property
     def prefilter(self) -> Any:  # look-ahead: overlapping keys are all reported (slower; candidate lines only)
