@@ -600,7 +600,7 @@ def _honest_none(scan: ScanResult, model: Any) -> list[Diagnosis]:
         gc = Contribution(w, model.components.get(r.cause, ""), "tentative", "learned", reason, gev,
                           CAUSE_FIX.get(r.cause, ""), first_line=ev_lines[0][0] if ev_lines else 10**12)
         out.append(Diagnosis(cause=r.cause, component=gc.component, confidence=w,
-                             title=f"{r.cause} (if it is the stack: a learned guess from the error lines, low confidence)",
+                             title=f"only if it is the stack: a learned guess from the error lines (p={r.probability:.2f})",
                              evidence=gev, facts=[], fix=gc.fix, fixes=[], why="", signatures=["learned"], checks=[],
                              references=[], contributions=[gc]))
     return out
