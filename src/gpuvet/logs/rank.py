@@ -413,6 +413,19 @@ def _has_error(scan: ScanResult) -> bool:
     return bool(reading_lines(scan.error_lines, getattr(scan, "symptom_lines", ())))
 
 
+def _model_features(scan: ScanResult, model: Any) -> tuple[Any, dict, list[tuple[int, str]]]:
+    """The model (``"shipped"``: the packaged one, loaded lazily; None when it is absent), the features of the scan's
+    error and symptom lines, and those symptom lines."""
+    from . import learned as lm
+
+    if model == "shipped":
+        model = lm.load()
+    if model is None:
+        return None, {}, []
+    symptoms = list(getattr(scan, "symptom_lines", ()))
+    return model, lm.features(list(scan.error_lines), scan.hint_names, symptoms), symptoms
+
+
 def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, list[Contribution]],
              model: Any) -> bool:
     """Add the learned model's readings to ``by_cause``; True when its best reading is ``none`` (user code,
@@ -423,12 +436,9 @@ def _learned(scan: ScanResult, findings: Sequence[Finding], by_cause: dict[str, 
     causes, tentatively (``LEARNED_TENTATIVE``): an error nobody reads is the commonest miss on unseen text."""
     from . import learned as lm
 
-    if model == "shipped":
-        model = lm.load()
-        if model is None:
-            return False
-    symptoms = list(getattr(scan, "symptom_lines", ()))
-    feats = lm.features(list(scan.error_lines), scan.hint_names, symptoms)
+    model, feats, symptoms = _model_features(scan, model)
+    if model is None:
+        return False
     readings = model.read(feats, limit=4)
     if not readings:
         return False
@@ -502,12 +512,9 @@ def _learned_fill(scan: ScanResult, named: list[Diagnosis], model: Any) -> list[
     causes in all."""
     from . import learned as lm
 
-    if model == "shipped":
-        model = lm.load()
-        if model is None:
-            return []
-    symptoms = list(getattr(scan, "symptom_lines", ()))
-    feats = lm.features(list(scan.error_lines), scan.hint_names, symptoms)
+    model, feats, symptoms = _model_features(scan, model)
+    if model is None:
+        return []
     have = {d.cause for d in named}
     floor = min(d.confidence for d in named)
     err = lm.reading_lines(scan.error_lines, symptoms)
@@ -560,12 +567,9 @@ def _honest_none(scan: ScanResult, model: Any) -> list[Diagnosis]:
     worth a place (the list would say nothing more than silence)."""
     from . import learned as lm
 
-    if model == "shipped":
-        model = lm.load()
-        if model is None:
-            return []
-    symptoms = list(getattr(scan, "symptom_lines", ()))
-    feats = lm.features(list(scan.error_lines), scan.hint_names, symptoms)
+    model, feats, symptoms = _model_features(scan, model)
+    if model is None:
+        return []
     err = lm.reading_lines(scan.error_lines, symptoms)
     readings = model.read(feats, limit=HONEST_NONE_READINGS + 3)
     guesses = []

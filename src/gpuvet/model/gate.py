@@ -11,7 +11,7 @@ speed) or when a branch has no usable literal: it never says False for text the 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable, Iterable
 
 try:  # Python 3.11+
     from re import _constants as _c  # type: ignore[attr-defined]
@@ -134,7 +134,11 @@ def split_top(pattern: str) -> list[str]:
     return out
 
 
-def _trie(words: list[str]) -> str:
+def trie_pattern(words: Iterable[str], char: Callable[[str], str] = re.escape, group: str = "(?:") -> str | None:
+    """The words as one trie-shaped alternation (a shared prefix is written once), or None when there are none.
+    ``char`` writes one literal character and ``group`` opens a group: Python's ``re`` by default; POSIX ERE for
+    ``grep -E`` with ``logs.signatures._ere_char`` and ``"("``.  A word that ends where a longer one goes on ends
+    the branch: the shorter already proves the hit."""
     root: dict = {}
     for w in words:
         node = root
@@ -145,10 +149,14 @@ def _trie(words: list[str]) -> str:
     def emit(node: dict) -> str:
         if "" in node:
             return ""
-        alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items())]
-        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        alts = [char(ch) + emit(sub) for ch, sub in sorted(node.items())]
+        return alts[0] if len(alts) == 1 else group + "|".join(alts) + ")"
 
-    return emit(root) if words else "(?!)"
+    return emit(root) if root else None
+
+
+def _trie(words: list[str]) -> str:
+    return trie_pattern(words) or "(?!)"
 
 
 class MultiGate:
