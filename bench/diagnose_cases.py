@@ -17,7 +17,7 @@ Two uses (issue 9's speed work must change no answer and bring a case under 0.3 
   process).  The reports are kept (and compared) the same way, so a fresh process is checked as well;
   ``--every N`` takes every N-th case (the whole set through the CLI costs ~1000 processes).
 
-The cases are the TUNING_DIRS of tools/train_fallback.py; bench/incidents-new8/frozen (HELD_OUT) is refused.
+The cases are the TUNING_DIRS of tools/train_fallback.py; bench/incidents-new9/frozen (HELD_OUT) is refused.
 
     /tmp/before/bench/diagnose_cases.py --out /tmp/before.json DIRS...  # the other tree's own copy, same DIRS
     .venv/bin/python bench/diagnose_cases.py --compare /tmp/before.json DIRS...

@@ -19,7 +19,7 @@ collectors, wording habits and time never train the model that scores them (the 
 rules are the same in every run: on a set the signatures were written from, ``rules`` stays tuned-on
 (optimistic) in both schemes; only a set nobody wrote rules from measures the rules.
 
-bench/incidents-new8/frozen (train_fallback.HELD_OUT) is refused, whatever the command line says: it is scored once, by the lead.
+bench/incidents-new9/frozen (train_fallback.HELD_OUT) is refused, whatever the command line says: it is scored once, by the lead.
 
     .venv/bin/python bench/incident_cv.py [--k 5] [--no-kfold] [--json OUT.json] [--md OUT.md] [--compare OLD.json] [DIR ...]
 
@@ -194,7 +194,7 @@ def markdown(doc) -> str:
              "nobody wrote rules from yet; the model's thresholds (abstain, anchor, tentative readings, prune) were chosen "
              "with these same runs, a mild selection optimism for `rules+model`. `rules+model loso` trains the model on "
              "every other case directory (at session start it reproduced new3/frozen's frozen first score exactly). The "
-             "unseen measure is the lead's single score of bench/incidents-new8/frozen, never read here.",
+             "unseen measure is the lead's single score of bench/incidents-new9/frozen, never read here.",
              "", f"Sets: {', '.join(doc['dirs'])}", "",
              "| mode | cases | top-1 | top-3 | ROCm top-1 | ROCm top-3 | CUDA top-1 | CUDA top-3 | no diagnosis | none right "
              "| cause-balanced top-1 / top-3 |",
@@ -233,7 +233,7 @@ def markdown(doc) -> str:
 
 
 def _set_age(name: str) -> tuple:
-    """Sort key: the newest sets first (incidents-new8 before incidents-new7 ..., then the older named sets)."""
+    """Sort key: the newest sets first (incidents-new9 before incidents-new8 ..., then the older named sets)."""
     import re
 
     m = re.search(r"incidents-new(\d*)/(tuning|frozen)", name)

@@ -4,7 +4,7 @@
 ``rules``: signatures, facts, vocabulary fallback and tentative readings, no learned model (``rank(learned=None)``);
 ``model``: the same with the shipped learned model (tuned-on wherever the model was trained on the case).
 ``--platform rocm`` keeps one platform; ``--ids FILE`` keeps the case ids listed in FILE (one a line: the fresh cases
-of a landing); ``--json OUT`` writes every case's ranking.  bench/incidents-new8/frozen is refused (incident_cv).
+of a landing); ``--json OUT`` writes every case's ranking.  bench/incidents-new9/frozen is refused (incident_cv).
 
     .venv/bin/python bench/rules_score.py [--platform rocm] [--ids FILE] [--json OUT] [--misses] DIR ...
 """

@@ -5,7 +5,7 @@ The same pipeline and metric as ``../shared/benchmarks/score_incidents.py`` with
 (scan -> facts -> checks -> rank, env text then log), without a process per case, so both trees of a
 before/after comparison can be scored in a minute on a loaded machine.  The shipped model was trained on these
 very cases: the numbers are tuned-on (optimistic); bench/incident_cv.py gives the grouped cross-validation
-estimate.  bench/incidents-new8/frozen is refused (incident_cv.load_cases).
+estimate.  bench/incidents-new9/frozen is refused (incident_cv.load_cases).
 
     .venv/bin/python bench/tuning_score.py [--json OUT] [--src TREE/src] [--platform P] [--rules]
                                            [--compare OLD.json] [DIR ...]

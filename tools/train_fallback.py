@@ -7,7 +7,7 @@
 Training data: the tuning case directories in TUNING_DIRS (those present), and nothing else.  Every case runs
 through gpuvet's own diagnose pipeline (scan -> facts -> checks) in-process; its features are the shape tokens
 of the error lines plus the context the scan saw (logs/learned.features), its label the thread's root cause.
-HELD_OUT (bench/incidents-new8/frozen, the next set) is never read (refused if named).  The model is a multinomial logistic regression
+HELD_OUT (bench/incidents-new9/frozen, the next set) is never read (refused if named).  The model is a multinomial logistic regression
 (L2, AdaGrad, fixed epochs and a fixed example order: the same data gives the same file), pruned to tokens seen
 in at least MIN_DF training cases.  Pure Python: no dependency beyond gpuvet's own.
 """
@@ -44,9 +44,11 @@ TUNING_DIRS = [
     "bench/incidents-new6/frozen",  # scored once (bench/results/incidents-new6-frozen-first-score.*), tuning data since
     "bench/incidents-new7/tuning",
     "bench/incidents-new7/frozen",  # scored once (bench/results/incidents-new7-frozen-first-score.*), tuning data since
-    "bench/incidents-new8/tuning",  # day 8 (gathered today; its frozen half is HELD_OUT)
+    "bench/incidents-new8/tuning",
+    "bench/incidents-new8/frozen",  # scored once (bench/results/incidents-new8-frozen-first-score.*), tuning data since
+    "bench/incidents-new9/tuning",  # day 9 (gathered today; its frozen half is HELD_OUT)
 ]
-HELD_OUT = "bench/incidents-new8/frozen"  # the next held-out half (gathered on day 8): scored once, by the lead, never trained or tuned on
+HELD_OUT = "bench/incidents-new9/frozen"  # the next held-out half (gathered on day 9): scored once, by the lead, never trained or tuned on
 MIN_DF = 2
 EPOCHS = 40
 L2 = 1e-2
