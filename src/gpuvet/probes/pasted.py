@@ -9,7 +9,7 @@ thread gives the same facts as the machine would.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, cast
 
 from gpuvet.model import Facts, ProbeError, Row, row
 from gpuvet.model.versions import channel_of, normalise_name, variant_of
@@ -18,17 +18,20 @@ from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo
 from .mentions import _ANY as _MENTIONS, parse_mentions  # noqa: F401  (dispatched by name below)
 from .mentions import NV_ANY as _NV_MENTIONS, PROSE_GPU, parse_nvidia_mentions  # noqa: F401
 from .prose import _ANY as _PROSE, parse_prose, weakest_first_dropped  # noqa: F401
-from .envblock import _ANY as _ENVBLOCK, parse_envblock  # noqa: F401
+from .envblock import _ANY as _ENVBLOCK_LINES, parse_envblock  # noqa: F401
 from ..model.lazyre import lazy
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+# searched at line starts only, as a pattern's search (model/lazyre.LineStartPattern)
+_ENVBLOCK = cast("re.Pattern[str]", _ENVBLOCK_LINES)
+
+_ANSI = lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 NA = {"", "n/a", "na", "none", "could not collect", "no cuda", "false"}
 
 
 # A CI runner's log stamps every line: GitHub Actions "2024-02-20T10:01:02.1234567Z ", Jenkins' timestamper
 # "[2024-02-20T10:01:02.123Z] ".  Pasted whole, no tool output in it starts where its parser expects it.
-_CI_STAMP = re.compile(r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z |\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\] )")
-_CI_STAMP_ANY = re.compile(r"^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", re.M)
+_CI_STAMP = lazy(r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z |\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\] )")
+_CI_STAMP_ANY = lazy(r"^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", re.M)
 
 
 def clean(text: str) -> str:
@@ -42,7 +45,7 @@ def clean(text: str) -> str:
 
 
 # -- collect_env -----------------------------------------------------------------------------------
-_CE_KEY = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 ._/()-]{1,60}?):\s?(?P<value>.*)$")
+_CE_KEY = lazy(r"^(?P<key>[A-Za-z][A-Za-z0-9 ._/()-]{1,60}?):\s?(?P<value>.*)$")
 
 
 def _collect_env_fields(text: str) -> dict[str, str]:
@@ -77,7 +80,7 @@ def _na(v: str | None) -> bool:
 
 
 _GPU_LINE = lazy(r"^(?:GPU[ \t]*(?P<idx>\d+)[ \t]*:[ \t]*)?(?P<name>\S(?:.*\S)?|.)[ \t\r]*$")  # linear
-_PIP_LINE = re.compile(r"^\[(?P<tool>pip3?|conda)\]\s+(?P<rest>.+)$")
+_PIP_LINE = lazy(r"^\[(?P<tool>pip3?|conda)\]\s+(?P<rest>.+)$")
 
 
 def parse_collect_env(text: str, source: str) -> list[Row]:
@@ -167,9 +170,9 @@ def parse_collect_env(text: str, source: str) -> list[Row]:
 
 # pip wheels that carry the CUDA libraries a pip torch loads through its RPATH ($ORIGIN/../../nvidia/*/lib)
 PIP_GPU_LIBS = [
-    (re.compile(r"^nvidia-cudnn(-cu\d+)?$"), "cudnn"), (re.compile(r"^nvidia-nccl(-cu\d+)?$"), "nccl"),
-    (re.compile(r"^nvidia-cublas(-cu\d+)?$"), "cublas"), (re.compile(r"^nvidia-cuda-runtime(-cu\d+)?$"), "cudart"),
-    (re.compile(r"^nvidia-cusparselt(-cu\d+)?$"), "cusparselt"), (re.compile(r"^nvidia-cuda-nvrtc(-cu\d+)?$"), "nvrtc"),
+    (lazy(r"^nvidia-cudnn(-cu\d+)?$"), "cudnn"), (lazy(r"^nvidia-nccl(-cu\d+)?$"), "nccl"),
+    (lazy(r"^nvidia-cublas(-cu\d+)?$"), "cublas"), (lazy(r"^nvidia-cuda-runtime(-cu\d+)?$"), "cudart"),
+    (lazy(r"^nvidia-cusparselt(-cu\d+)?$"), "cusparselt"), (lazy(r"^nvidia-cuda-nvrtc(-cu\d+)?$"), "nvrtc"),
 ]
 
 
@@ -222,8 +225,8 @@ def parse_relevant_libraries(text: str, source: str) -> list[Row]:
 
 
 # -- pip list / pip freeze / pip show --------------------------------------------------------------
-_FREEZE = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*==\s*(?P<ver>[0-9][\w.+!-]*)\s*$")
-_PIPLIST_HEAD = re.compile(r"^Package\s+Version(\s+.*)?$")
+_FREEZE = lazy(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*==\s*(?P<ver>[0-9][\w.+!-]*)\s*$")
+_PIPLIST_HEAD = lazy(r"^Package\s+Version(\s+.*)?$")
 _PIPLIST_ROW = lazy(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s+(?P<ver>[0-9][\w.+!-]*)(\s+\S.*)?$")
 
 
@@ -264,9 +267,9 @@ _LS_MISSING = lazy(r"^ls: cannot access '(?P<p>/dev/(?:kfd|dri[^']*|nvidia[^']*)
 _LS_DEV = lazy(r"^(?P<mode>[cd][rwxs-]{9})[.+]?[ \t]+\d+[ \t]+(?P<user>\S+)[ \t]+(?P<group>\S+)[ \t]+.*?"
                      r"(?:(?P<p>/dev/(?:kfd|dri/renderD\d+|nvidia\S*))|(?<=[ \t])(?P<bare>kfd|renderD\d+|nvidia(?:\d+|ctl|-uvm)))"
                      r"[ \t\r]*$", re.M)
-_UNAME = re.compile(r"^Linux \S+ (?P<k>\d+\.\d+\S*) #.*?(?P<arch>x86_64|aarch64|ppc64le)", re.M)
+_UNAME = lazy(r"^Linux \S+ (?P<k>\d+\.\d+\S*) #.*?(?P<arch>x86_64|aarch64|ppc64le)", re.M)
 _LIBFILE = lazy(r"\b(?P<f>lib(?P<n>amdhip64|cudnn|cudart|cublas|cublasLt|nccl|rccl|MIOpen|rocblas|hipblaslt|hipblas)\.so\.(?P<v>\d+(?:\.\d+){1,3}))\b")
-_DISTDIR = re.compile(r"^(?P<n>[A-Za-z0-9][A-Za-z0-9_.]*?)-(?P<v>\d[\w.+!]*)\.dist-info/?$", re.M)
+_DISTDIR = lazy(r"^(?P<n>[A-Za-z0-9][A-Za-z0-9_.]*?)-(?P<v>\d[\w.+!]*)\.dist-info/?$", re.M)
 LIBNAMES = {"amdhip64": "amdhip64", "cudnn": "cudnn", "cudart": "cudart", "cublas": "cublas", "cublasLt": "cublaslt",
             "nccl": "nccl", "rccl": "rccl", "MIOpen": "miopen", "rocblas": "rocblas", "hipblaslt": "hipblaslt",
             "hipblas": "hipblas"}
@@ -306,7 +309,7 @@ def parse_misc(text: str, source: str) -> list[Row]:
     return out
 
 
-_ENV_LINE = re.compile(r"^(?:declare -x |export )?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_ENV_LINE = lazy(r"^(?:declare -x |export )?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
 
 def parse_env_dump(text: str, source: str) -> list[Row]:
@@ -331,32 +334,32 @@ def _parser(module, name: str) -> Callable[[str, str], list[Row]] | None:
 
 
 DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
-    (re.compile(r"^(PyTorch version:|Collecting environment information)", re.M), None, "parse_collect_env"),
-    (re.compile(r"^\[(pip3?|conda)\] ", re.M), None, "parse_relevant_libraries"),
-    (re.compile(r"ROCk module|HSA System Attributes|HSA Agents|Marketing Name:|amdgcn-amd-amdhsa"), rocminfo, "parse_rocminfo"),
-    (re.compile(r"ROCk module version"), kfd, "parse_rock_module"),
+    (lazy(r"^(PyTorch version:|Collecting environment information)", re.M), None, "parse_collect_env"),
+    (lazy(r"^\[(pip3?|conda)\] ", re.M), None, "parse_relevant_libraries"),
+    (lazy(r"ROCk module|HSA System Attributes|HSA Agents|Marketing Name:|amdgcn-amd-amdhsa"), rocminfo, "parse_rocminfo"),
+    (lazy(r"ROCk module version"), kfd, "parse_rock_module"),
     (kfd.LSPCI_AMD_GPU, kfd, "parse_lspci"),
-    (re.compile(r"HIP_PLATFORM|^HIP version[ \t]*:|HIP_PATH[ \t]*:", re.M), hip, "parse_hipconfig"),
-    (re.compile(r"^HIP version: ", re.M), hip, "parse_hipcc_version"),
-    (re.compile(r"ROCm System Management Interface|^GPU\[\d+\][ \t]*:", re.M), rocm_smi, "parse_rocm_smi"),
-    (re.compile(r"^(GPU: \d+|[ \t]*ASIC:|[ \t]*MARKET_NAME:|[ \t]*TARGET_GRAPHICS_VERSION:)|AMDSMI Tool:", re.M), rocm_smi, "parse_amd_smi"),
-    (re.compile(r"^ii[ \t]+(rocm-core|hip-runtime-amd|amdgpu-dkms|libamdhip64|miopen-hip|rocblas|hipcc|rocminfo)", re.M), dpkg, "parse_dpkg"),
-    (re.compile(r"NVIDIA-SMI|Driver Version[ \t]*:|CUDA Version[ \t]*:|^name, |NVSMI LOG", re.M), nvidia, "parse_nvidia_smi"),
-    (re.compile(r"NVRM version"), nvidia, "parse_proc_version"),
-    (re.compile(r"Cuda compilation tools, release"), nvidia, "parse_nvcc"),
-    (re.compile(r"^__version__ = ['\"]", re.M), framework, "parse_torch_version_py"),
-    (re.compile(r"^PRETTY_NAME=|^Linux \S+ \d+\.\d+|^ls: cannot access '/dev/|^[cd][rwx-]{9}.*?/dev/|^c[rwx-]{9}.*[ \t](?:kfd|renderD\d+|nvidia(?:\d+|ctl|-uvm))[ \t\r]*$|\blib(amdhip64|cudnn|cudart|cublas|nccl|rccl|MIOpen|rocblas|hipblaslt)\.so\.\d+\.\d|\.dist-info/?$", re.M), None, "parse_misc"),
-    (re.compile(r"^(?:declare -x |export )?(?:PATH|HOME|SHELL|USER|HOSTNAME|LD_LIBRARY_PATH|CUDA_HOME|ROCM_PATH)=", re.M),
+    (lazy(r"HIP_PLATFORM|^HIP version[ \t]*:|HIP_PATH[ \t]*:", re.M), hip, "parse_hipconfig"),
+    (lazy(r"^HIP version: ", re.M), hip, "parse_hipcc_version"),
+    (lazy(r"ROCm System Management Interface|^GPU\[\d+\][ \t]*:", re.M), rocm_smi, "parse_rocm_smi"),
+    (lazy(r"^(GPU: \d+|[ \t]*ASIC:|[ \t]*MARKET_NAME:|[ \t]*TARGET_GRAPHICS_VERSION:)|AMDSMI Tool:", re.M), rocm_smi, "parse_amd_smi"),
+    (lazy(r"^ii[ \t]+(rocm-core|hip-runtime-amd|amdgpu-dkms|libamdhip64|miopen-hip|rocblas|hipcc|rocminfo)", re.M), dpkg, "parse_dpkg"),
+    (lazy(r"NVIDIA-SMI|Driver Version[ \t]*:|CUDA Version[ \t]*:|^name, |NVSMI LOG", re.M), nvidia, "parse_nvidia_smi"),
+    (lazy(r"NVRM version"), nvidia, "parse_proc_version"),
+    (lazy(r"Cuda compilation tools, release"), nvidia, "parse_nvcc"),
+    (lazy(r"^__version__ = ['\"]", re.M), framework, "parse_torch_version_py"),
+    (lazy(r"^PRETTY_NAME=|^Linux \S+ \d+\.\d+|^ls: cannot access '/dev/|^[cd][rwx-]{9}.*?/dev/|^c[rwx-]{9}.*[ \t](?:kfd|renderD\d+|nvidia(?:\d+|ctl|-uvm))[ \t\r]*$|\blib(amdhip64|cudnn|cudart|cublas|nccl|rccl|MIOpen|rocblas|hipblaslt)\.so\.\d+\.\d|\.dist-info/?$", re.M), None, "parse_misc"),
+    (lazy(r"^(?:declare -x |export )?(?:PATH|HOME|SHELL|USER|HOSTNAME|LD_LIBRARY_PATH|CUDA_HOME|ROCM_PATH)=", re.M),
      None, "parse_env_dump"),
     (_MENTIONS, None, "parse_mentions"),
     (_NV_MENTIONS, None, "parse_nvidia_mentions"),
     (_PROSE, None, "parse_prose"),
     (_ENVBLOCK, None, "parse_envblock"),
-    (re.compile(r"^Package[ \t]+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
+    (lazy(r"^Package[ \t]+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
 ]
 
 
-SMI_NO_DRIVER = re.compile(r"Driver not initialized \(amdgpu not found in modules\)[^\n]*|AMDSMI_STATUS_DRIVER_NOT_LOADED[^\n]*")
+SMI_NO_DRIVER = lazy(r"Driver not initialized \(amdgpu not found in modules\)[^\n]*|AMDSMI_STATUS_DRIVER_NOT_LOADED[^\n]*")
 
 
 # Past this size a detector's regex runs only where its literal gate (model/gate.py: some literal every match
@@ -367,12 +370,19 @@ GATED_TEXT = 64 * 1024
 _detector_gates: list | None = None
 
 
+def _flags_of(p: Any) -> int:
+    """A pattern's flags; a lazy one's without compiling it."""
+    flags = getattr(p, "_flags", None)
+    return int(p.flags if flags is None else flags)
+
+
 def _gates() -> list:
     global _detector_gates
     if _detector_gates is None:
         from gpuvet.model.gate import LiteralGate
 
-        _detector_gates = [LiteralGate(p.pattern, p.flags) for p, _, _ in DETECTORS]
+        # a lazy pattern's flags without compiling it (its gate is read from its source)
+        _detector_gates = [LiteralGate(p.pattern, _flags_of(p)) for p, _, _ in DETECTORS]
     return _detector_gates
 
 
@@ -382,8 +392,9 @@ def parse_report(text: str, source: str = "<pasted>") -> Facts:
     facts = Facts(origin="pasted")
     recognised = False
     gates = _gates() if len(text) > GATED_TEXT else None
+    low = text.lower() if gates is not None else None  # once for every gate with a case-folded needle
     for i, (pattern, module, fname) in enumerate(DETECTORS):
-        if gates is not None and not gates[i](text):
+        if gates is not None and not gates[i](text, low):
             continue
         if not pattern.search(text):
             continue
@@ -405,14 +416,15 @@ def parse_report(text: str, source: str = "<pasted>") -> Facts:
         facts.fail(ProbeError("pasted.nvidia-smi", ("drivers", "gpu_devices"), msg))
         recognised = True
     amd_err = getattr(rocminfo, "rocminfo_error", None)
-    looks_rocminfo = re.search(r"ROCk module|HSA System Attributes|HSA Agents|hsa api call failure", text)
+    looks_rocminfo = any(n in text for n in ("ROCk module", "HSA System Attributes", "HSA Agents",
+                                             "hsa api call failure"))
     msg = amd_err(text) if amd_err and looks_rocminfo else None
     if msg:
         facts.fail(ProbeError("pasted.rocminfo", ("gpu_devices",), msg))
         recognised = True
     # rocm-smi / amd-smi without the kernel driver print only their error: that is a fact too (the ROCm
     # user space is there, the amdgpu module is not loaded), not text to refuse
-    smi = SMI_NO_DRIVER.search(text)
+    smi = SMI_NO_DRIVER.search(text) if "Driver not initialized" in text or "AMDSMI_STATUS" in text else None
     if smi:
         facts.fail(ProbeError("pasted.rocm-smi", ("drivers", "gpu_devices"), smi.group(0).strip()))
         recognised = True
@@ -441,7 +453,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-_LINE_OF = re.compile(r"^(.{0,300}? line \d+) \(")
+_LINE_OF = lazy(r"^(.{0,300}? line \d+) \(")
 
 
 def _line_of(source: str) -> str | None:
