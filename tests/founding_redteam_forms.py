@@ -62,7 +62,7 @@ FORMS = {
         "$ sudo apt install rocm-hip-runtime", "Reading package lists... Done", "Building dependency tree... Done",
         "Reading state information... Done", f"rocm-hip-runtime is already the newest version ({_deb(s)}).",
         "0 upgraded, 0 newly installed, 0 to remove and 12 not upgraded.",
-        f"$ python3 -c 'import torch; print(torch.__version__)'", tv, WORKSPACE]),
+        "$ python3 -c 'import torch; print(torch.__version__)'", tv, WORKSPACE]),
     "apt-policy-no-url": lambda tv, hip, s: J([
         "$ apt policy rocm-core", "rocm-core:", f"  Installed: {_deb(s)}", f"  Candidate: {_deb(s)}",
         "  Version table:", f" *** {_deb(s)} 100", "        100 /var/lib/dpkg/status",
@@ -82,12 +82,12 @@ FORMS = {
     "pip-freeze-direct-url": lambda tv, hip, s: J([
         "$ pip freeze", "diffusers==0.26.3", "filelock==3.13.1",
         f"torch @ {_nightly_url(tv)}/{_wheel(tv)}", "transformers==4.37.2", "",
-        f"$ ls /opt", "amdgpu  rocm-" + s, HIPBLAS]),
+        "$ ls /opt", "amdgpu  rocm-" + s, HIPBLAS]),
     "pip-list-json": lambda tv, hip, s: J([
         "$ pip list --format=json",
         '[{"name": "diffusers", "version": "0.26.3"}, {"name": "pytorch-triton-rocm", "version": "2.2.0+dafe145982"}, '
         f'{{"name": "torch", "version": "{tv}"}}, {{"name": "torchvision", "version": "0.18.0.dev20240215+rocm5.7"}}]',
-        f"$ cat /opt/rocm/.info/version", f"{s}-93", WORKSPACE]),
+        "$ cat /opt/rocm/.info/version", f"{s}-93", WORKSPACE]),
     "poetry-show": lambda tv, hip, s: J([
         "$ poetry show torch", " name         : torch", f" version      : {tv}",
         " description  : Tensors and Dynamic neural networks in Python with strong GPU acceleration", "",
@@ -106,7 +106,7 @@ FORMS = {
         "diffusers==0.26.3", "accelerate==0.27.2", "", "$ ls -d /opt/rocm*", "/opt/rocm  /opt/rocm-" + s, WORKSPACE]),
     "uv-pip-list": lambda tv, hip, s: J([
         "$ uv pip list | grep -i torch", f"torch                     {tv}",
-        "torchvision               0.18.0.dev20240215+rocm5.7", f"$ realpath /opt/rocm", f"/opt/rocm-{s}", HIPBLAS]),
+        "torchvision               0.18.0.dev20240215+rocm5.7", "$ realpath /opt/rocm", f"/opt/rocm-{s}", HIPBLAS]),
     # ---- application env reports
     "diffusers-cli-env": lambda tv, hip, s: J([
         "- `diffusers` version: 0.26.3", "- Platform: Linux-5.15.0-91-generic-x86_64-with-glibc2.35",
@@ -139,14 +139,14 @@ FORMS = {
         f"Out[2]: ('{tv}', '{hip}')", "", "In [3]: !cat /opt/rocm/.info/version", f"{s}-93", "", WORKSPACE]),
     "jupyter-cell": lambda tv, hip, s: J([
         "[1]: import torch", "     print(torch.__version__)", "     print(torch.version.hip)", "", tv, hip, "",
-        "[2]: !ls -l /opt/rocm", f"lrwxrwxrwx 1 root root 22 Feb 20 10:01 /opt/rocm -> /etc/alternatives/rocm", "",
+        "[2]: !ls -l /opt/rocm", "lrwxrwxrwx 1 root root 22 Feb 20 10:01 /opt/rocm -> /etc/alternatives/rocm", "",
         "[3]: !readlink -f /opt/rocm", f"/opt/rocm-{s}", *TRACE, WORKSPACE]),
     "python-c-with-warning": lambda tv, hip, s: J([
         "$ python -c 'import torch; print(torch.__version__); print(torch.version.hip)'",
         "/opt/venv/lib/python3.10/site-packages/torch/cuda/__init__.py:611: UserWarning: Can't initialize NVML",
         '  warnings.warn("Can\'t initialize NVML")', tv, hip, "$ hipconfig --version", HIPCC[s] + "$ ", HIPBLAS]),
     "hipconfig-no-newline": lambda tv, hip, s: J([
-        f"user@mi210:~$ hipconfig --version", f"{HIPCC[s]}user@mi210:~$ python -c \"import torch;print(torch.__version__)\"",
+        "user@mi210:~$ hipconfig --version", f"{HIPCC[s]}user@mi210:~$ python -c \"import torch;print(torch.__version__)\"",
         tv, WORKSPACE]),
     # ---- build and HPC tools
     "cmake-found-hip": lambda tv, hip, s: J([
@@ -159,7 +159,7 @@ FORMS = {
         "", "$ cat slurm-812345.out", tv, WORKSPACE]),
     "spack-find": lambda tv, hip, s: J([
         "$ spack find hip rocm-core", "-- linux-ubuntu22.04-zen3 / gcc@11.4.0 -------------------",
-        f"hip@{s}  rocm-core@{s}", "==> 2 installed packages", "$ spack load hip", f"$ pip list | grep ^torch",
+        f"hip@{s}  rocm-core@{s}", "==> 2 installed packages", "$ spack load hip", "$ pip list | grep ^torch",
         f"torch              {tv}", HIPBLAS]),
     "ld-library-path-cmdline": lambda tv, hip, s: J([
         f"$ LD_LIBRARY_PATH=/opt/rocm-{s}/lib:$LD_LIBRARY_PATH accelerate launch train_text_to_image.py --mixed_precision=bf16",
@@ -180,7 +180,7 @@ FORMS = {
         WORKSPACE]),
     "apptainer-build": lambda tv, hip, s: J([
         f"$ apptainer build sd.sif docker://rocm/dev-ubuntu-22.04:{s}", "INFO:    Starting build...",
-        f"$ apptainer exec --rocm sd.sif python -c 'import torch; print(torch.__version__)'", tv, HIPBLAS]),
+        "$ apptainer exec --rocm sd.sif python -c 'import torch; print(torch.__version__)'", tv, HIPBLAS]),
     "gha-container": lambda tv, hip, s: J([
         "jobs:", "  finetune:", "    runs-on: [self-hosted, mi210]", "    container:",
         f"      image: rocm/dev-ubuntu-22.04:{s}", "      options: --device=/dev/kfd --device=/dev/dri", "    steps:",
@@ -189,7 +189,7 @@ FORMS = {
     "docker-inspect-env": lambda tv, hip, s: J([
         "$ docker inspect --format '{{json .Config.Env}}' sd-train",
         f'["PATH=/opt/rocm-{s}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin","ROCM_PATH=/opt/rocm-{s}"]',
-        f"$ docker exec sd-train pip show torch | grep Version", f"Version: {tv}", WORKSPACE]),
+        "$ docker exec sd-train pip show torch | grep Version", f"Version: {tv}", WORKSPACE]),
     # ---- stack traces naming the system tree
     "gdb-backtrace": lambda tv, hip, s: J([
         f"torch {tv}", "Thread 1 \"python\" received signal SIGSEGV, Segmentation fault.",
@@ -257,7 +257,7 @@ FORMS = {
         "| `rocminfo \\| grep \"Runtime Version\"` | `Runtime Version:         1.1` |", "", HIPBLAS]),
     "newer-system-other-direction": lambda tv, hip, s: J([
         "$ dpkg -l | grep rocm-core", f"ii  rocm-core  {_deb(s)}  amd64  Radeon Open Compute (ROCm) Runtime software stack",
-        f"$ pip show torch", "Name: torch", f"Version: {tv}", WORKSPACE]),
+        "$ pip show torch", "Name: torch", f"Version: {tv}", WORKSPACE]),
 }
 
 # the system's release each form names; the other direction puts ROCm 6.0.2 under the rocm5.7 nightly
