@@ -294,7 +294,7 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
     # only a failure is explained: the contradiction needs an error (a signature, the other vendor's library or
     # device looked for, an error line, a symptom told in prose), never a listing or a test run that merely names
     # both vendors
-    if vc is not None and not user_code and (stack_sigs or {"cuda-only-msg", "hip-only-msg"} & hints or _has_error(scan)):
+    if vc is not None and not user_code and (stack_sigs or {"cuda-only-msg", "hip-only-msg", "cuda-build-said"} & hints or _has_error(scan)):
         reason, ctx = vc
         w = VENDOR_EXPLAINS if stack_sigs else VENDOR_ALONE
         ev = [{"line": h.line, "text": h.text, "hint": h.name} for h in ctx]
@@ -397,9 +397,16 @@ def vendor_contradiction(scan: ScanResult) -> tuple[str, list[Any]] | None:
         return ("the text asks for an AMD (ROCm) build and the wheel pip fetched is PyPI's CUDA (NVIDIA) build",
                 [(amd_hw or [hs["rocm-index"]])[0], hs["pypi-cuda-wheel"]])
     if amd_hw and not nv_hw and "rocm-build" not in hs and "rocm-index" not in hs:
-        cuda = [hs[k] for k in ("cuda-build", "cuda-index", "cuda-only-msg") if k in hs]
+        cuda = [hs[k] for k in ("cuda-build", "cuda-index", "cuda-only-msg", "cuda-build-said") if k in hs]
         if cuda:
             return "the text names an AMD GPU and a CUDA (NVIDIA) build of the stack, and no ROCm build", [amd_hw[0], cuda[0]]
+    # the reporter says the machine is an AMD/ROCm one without naming the GPU model ("I installed ROCm", "for AMD",
+    # "--amd"): the same contradiction, read from what only a CUDA build prints, installs or is said to be
+    if "amd-said" in hs and not amd_hw and not nv_hw and "rocm-build" not in hs and "rocm-index" not in hs:
+        cuda = [hs[k] for k in ("cuda-build", "cuda-only-msg", "cuda-build-said") if k in hs]
+        if cuda:
+            return ("the text says the machine is an AMD (ROCm) one and shows a CUDA (NVIDIA) build of the stack, and no "
+                    "ROCm build", [hs["amd-said"], cuda[0]])
     if nv_hw and not amd_hw and "cuda-build" not in hs and "amd-gpu" not in hs:
         rocm = [hs[k] for k in ("rocm-build", "rocm-index", "hip-only-msg") if k in hs]
         if rocm:
