@@ -102,3 +102,54 @@ def test_look_alikes_stay_silent():
     # a CPU build's message on an AMD machine is not a CUDA build
     cpu_build = "I use an AMD GPU.\nAssertionError: Torch not compiled with CUDA enabled\n"
     assert vendor_contradiction(scan(cpu_build)) is None
+
+
+# ----------------------------------------------------------------------------------- a CPU-only build on a GPU machine
+from gpuvet.logs.rank import cpu_build_on_gpu  # noqa: E402
+
+CPU_SAID = re.compile(HINTS["cpu-build-said"])
+
+# an installer's log: it found the AMD GPU but not the ROCm version, and installed the CPU wheel
+INSTALLER_CPU_FALLBACK = """\
+[WARN] AMD GPU detected, but no ROCm/HIP install was found to select the matching
+       GPU PyTorch build -- falling back to CPU-only PyTorch.
+  gpu            AMD Radeon RX 9070 XT (gfx1201)
+  deps           ... torch 2.10.0+cpu detected
+"""
+
+
+def test_the_cpu_build_said_or_shown():
+    for said in ("falling back to CPU-only PyTorch", "pip install torch resulted in the CPU version of torch",
+                 "torch 2.10.0+cpu detected", "PyTorch 2.7.0+cpu", "it installed the CPU-only build of torch"):
+        assert CPU_SAID.search(said), said
+    for not_said in ("torch.device('cpu')", "the CPU is at 100%", "torch 2.10.0+rocm7.1", "CPU: AMD Ryzen 9",
+                     "Torch not compiled with CUDA enabled"):
+        assert not CPU_SAID.search(not_said), not_said
+
+
+def test_a_cpu_build_on_an_amd_gpu_machine_is_cpu_only_build():
+    assert cpu_build_on_gpu(scan(INSTALLER_CPU_FALLBACK)) is not None
+    assert ranked(INSTALLER_CPU_FALLBACK)[0] == "cpu-only-build"
+    # the same on an NVIDIA machine, said in words
+    nv = ("GPU 0: NVIDIA GeForce RTX 4070\nEverything runs slowly: pip install torch resulted in the CPU version of "
+          "torch, and the GPU is not used at all.\n")
+    assert ranked(nv)[0] == "cpu-only-build"
+
+
+def test_cpu_build_look_alikes_stay_silent():
+    # DirectML and ZLUDA set-ups run a CPU torch on purpose
+    dml = "AMD Radeon RX 6700 XT with torch-directml; torch 2.3.1+cpu\nRuntimeError: DirectML device lost\n"
+    assert cpu_build_on_gpu(scan(dml)) is None
+    zluda = "ZLUDA on an AMD Radeon RX 6800: Using CPU-only torch\nRuntimeError: ZLUDA not loaded\n"
+    assert cpu_build_on_gpu(scan(zluda)) is None
+    # a GPU build in the text too (before / after, or the other environment): not decided here
+    both = INSTALLER_CPU_FALLBACK + "After reinstalling: torch 2.10.0+rocm7.1\n"
+    assert cpu_build_on_gpu(scan(both)) is None
+    # no GPU named, or only an AMD CPU
+    assert cpu_build_on_gpu(scan("torch 2.7.0+cpu\nRuntimeError: boom\n")) is None
+    assert cpu_build_on_gpu(scan("CPU: AMD Ryzen 7 5800X\ntorch 2.7.0+cpu\nRuntimeError: boom\n")) is None
+    # the program asked for the CPU
+    asked = "GPU: AMD Radeon RX 7900 XTX\ntorch 2.7.0+cpu\nmodel.to(device='cpu')\nRuntimeError: shape mismatch\n"
+    assert cpu_build_on_gpu(scan(asked)) is None
+    # a listing without any failure: nothing to explain
+    assert "cpu-only-build" not in ranked("GPU: AMD Radeon RX 7900 XTX\ntorch 2.7.0+cpu\n")

@@ -130,6 +130,11 @@ HINTS: dict[str, str] = {
     "cuda-build-said": r"(?i:\b(?:CUDA|NVIDIA)[ \t-](?:version|build|variant|wheel|flavou?r)s?[ \t]+of[ \t]+(?:py)?torch\b"
                        r"|\bCUDA[ \t]+(?:py)?torch(?:vision|audio)?\b|\b(?:py)?torch[ \t]+(?:for|with)[ \t]+CUDA\b(?![ \t]+(?:enabled|support))"
                        r"|\b(?:py)?torch(?:vision|audio)?[ \t]+(?:CUDA|cu1[0-9]{1,2})[ \t]+(?:build|wheel|version)s?\b)",
+    # the reporter (or an installer) says the CPU-only build of torch is what got installed ("falling back to CPU-only
+    # PyTorch", "resulted in the CPU version of torch", "torch 2.7.0+cpu detected")
+    "cpu-build-said": r"(?i:\bCPU[- ]only[ \t]+(?:build[ \t]+of[ \t]+)?(?:py)?torch\b|\bCPU[ \t-](?:version|build|variant|wheel)s?[ \t]+of[ \t]+(?:py)?torch\b"
+                      r"|\b(?:py)?torch[ \t]+CPU[ \t-]?only\b|\bCPU[ \t]+(?:py)?torch\b)"
+                      r"|\b(?:torch|pytorch|PyTorch)[ \t=-]+[0-9]+\.[0-9]+(?:\.[0-9]+)?\+cpu\b",
     # ROCm/HIP itself named (the back end whose builds carry a gfx target list)
     "rocm-said": r"\bROCm\b|\brocm[0-9]|\bHIP\b|\bhip[A-Z][A-Za-z]+|libamdhip64|amdhip64|\bZLUDA\b|\brocBLAS\b|\bMIOpen\b|HSA_OVERRIDE",
     # the reporter says the machine has no GPU or that they want the CPU (a CUDA call in their code is then theirs)
