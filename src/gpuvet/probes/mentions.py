@@ -59,7 +59,10 @@ DKMS_RE = lazy(r"^amdgpu(?:/|, )(\d+\.\d+\.\d+)-[\w.~-]+, (\S+), (\S+): installe
 # "rocm/pytorch   rocm5.6_ubuntu20.04_py3.8_pytorch_2.0.1   0c8a5d3f0e2b   2 weeks ago   52.3GB"
 DOCKER_IMAGES_RE = lazy(r"^(?:docker\.io/)?rocm/([a-z0-9._-]+)[ \t]+((?:rocm-?)?(" + _VER3 + r")(?=[_.\s-])\S*)[ \t]+[0-9a-f]{12}\b")
 # (also as a URI: apptainer / singularity `docker://rocm/dev-ubuntu-22.04:5.6.1`)
-IMAGE_RE = lazy(r"(?:(?<![\w./-])|(?<=docker://))(?:docker\.io/)?rocm/([a-z0-9._-]+):(?:rocm-?)?(" + _VER3 + r")(?=[_:\s-]|$)")
+# (a tag may be followed by its digest, BuildKit's "FROM docker.io/rocm/...:5.6.1@sha256:...", or by podman's
+# "Trying to pull docker.io/rocm/...:5.6.1...")
+IMAGE_RE = lazy(r"(?:(?<![\w./-])|(?<=docker://))(?:docker\.io/)?rocm/([a-z0-9._-]+):(?:rocm-?)?(" + _VER3
+                + r")(?=[_:\s@-]|\.\.\.|$)")
 # torch versions printed by pip list / conda list / freeze / wheel names / print(torch.__version__)
 TORCH_VER = r"(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?(?:\+(?:rocm|cu|cpu|xpu)[\w.]*)?)"
 WHEEL_RE = lazy(r"(?<![\w-])(torch|torchvision|torchaudio|jaxlib|tensorflow_rocm|tensorflow)-"

@@ -15,7 +15,7 @@ from gpuvet.model import Facts, ProbeError, Row, row
 from gpuvet.model.versions import channel_of, normalise_name, variant_of
 
 from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo, transcripts
-from .mentions import _ANY as _MENTIONS, parse_mentions  # noqa: F401  (dispatched by name below)
+from .mentions import _ANY as _MENTIONS, _torch_row, parse_mentions  # noqa: F401  (dispatched by name below)
 from .mentions import NV_ANY as _NV_MENTIONS, PROSE_GPU, parse_nvidia_mentions  # noqa: F401
 from .prose import _ANY as _PROSE, parse_prose, weakest_first_dropped  # noqa: F401
 from .envblock import _ANY as _ENVBLOCK, parse_envblock  # noqa: F401
@@ -27,8 +27,11 @@ NA = {"", "n/a", "na", "none", "could not collect", "no cuda", "false"}
 
 # A CI runner's log stamps every line: GitHub Actions "2024-02-20T10:01:02.1234567Z ", Jenkins' timestamper
 # "[2024-02-20T10:01:02.123Z] ".  Pasted whole, no tool output in it starts where its parser expects it.
-_CI_STAMP = re.compile(r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z |\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\] )")
-_CI_STAMP_ANY = re.compile(r"^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", re.M)
+# BuildKit's plain progress output ("#5 [1/4] FROM docker.io/rocm/...", "#7 12.34 Collecting torch": moby/buildkit
+# util/progress/progressui printer.go, "#%d " then the step's elapsed seconds on its log lines) stamps every line the same way.
+_CI_STAMP = re.compile(r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z |\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\] "
+                       r"|#\d{1,4} (?:\d+\.\d{3} )?)")
+_CI_STAMP_ANY = re.compile(r"^(?:\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|#\d{1,4} \[\d+/\d+\] )", re.M)
 
 
 # Text copied from a web page or a chat carries typography no tool prints: no-break and ideographic spaces, zero-width
@@ -49,9 +52,15 @@ _IPY_CONT = re.compile(r"^[ \t]+\.\.\.: ?", re.M)
 _IPY_OUT = re.compile(r"^Out\[\d+\]: ?", re.M)
 
 
+# CJK writing puts no space between a word and a version ("torch版本是2.3.0", "显卡是MI210"); a space there (what
+# CJK typesetting calls 盘古之白) lets every reader's word boundaries work.  Same line count.
+_CJK_ASCII = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])(?=[A-Za-z0-9])"
+                        r"|(?<=[A-Za-z0-9])(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])")
+
+
 def _web_text(text: str) -> str:
     if not text.isascii():
-        text = text.translate(_WEB_CHARS)
+        text = _CJK_ASCII.sub(" ", text.translate(_WEB_CHARS))
     if ("&" in text or "<" in text) and _HTML_HINT.search(text):
         import html
 
@@ -334,6 +343,9 @@ def parse_misc(text: str, source: str) -> list[Row]:
     for m in _DISTDIR.finditer(text):
         out.append(row("packages", f"{source} (dist-info)", name=normalise_name(m.group("n")),
                        version=m.group("v"), location="dist-info listing", requires=[]))
+        if normalise_name(m.group("n")) == "torch":  # torch's own dist-info directory names the build installed
+            n = text.count("\n", 0, m.start()) + 1
+            out.append(_torch_row(m.group("v"), f"{source} line {n} (dist-info {m.group(0).rstrip('/')})"))
     return out
 
 

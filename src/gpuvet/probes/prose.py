@@ -50,7 +50,7 @@ _V = r"\d+\.\d+(?:\.\d+)?"
 # "/rocm5.7", "pytorch_rocm6.1", "rocm-5.6.1": tags, URLs and paths are other readers')
 # The same field written in other languages: its word for "version" (版本, バージョン) and "is" (是, は, ist) after
 # pasted.clean turned the full-width colon and comma into ASCII ("ROCm 版本:5.6.1", "ROCm のバージョンは 5.6.1")
-_L10N_VERSION = r"[ \t]*(?:の[ \t]*)?(?:版本号?|バージョン|versión|versão)"
+_L10N_VERSION = r"[ \t]*(?:の[ \t]*)?(?:版本号?|バージョン|버전|versión|versão)"
 _L10N_IS = r"[ \t]*(?:は|是|为|為)|[ \t]+ist"
 PROSE_ROCM_RE = lazy(r"(?<![\w/.+-])ROCm(?:™|®|\(TM\))?(?:[ \t]+(?:version|release|install(?:ation)?|stack|runtime|sdk)|"
                      + _L10N_VERSION + r")?"
@@ -127,8 +127,8 @@ CHANGE_PAIRS = frozenset({("update", "to"), ("updated", "to"), ("updates", "to")
                           ("release", "notes"), ("rolled", "back"), ("roll", "back"), ("no", "matching"),
                           ("existing", "installation"), ("e", "g"), ("i", "e"), ("hope", "to"),
                           ("when", "using")})
-# (and the same joiners in the languages the release fields are read in: und/oder, と, 和/或/还是)
-CHANGE_RANGE_RE = lazy(r"(?:\bor|\band|\bund|\boder|/|->|→|~|と|和|或|及|还是)[ \t]*v?\d+\.\d")
+# (and the same joiners in the languages the release fields are read in: und/oder, et/ou, と, 和/或/还是, 또는/및)
+CHANGE_RANGE_RE = lazy(r"(?:\bor|\band|\bund|\boder|\bou|\bet|/|->|→|~|と|和|或|及|还是|또는|및)[ \t]*v?\d+\.\d")
 _WORDS = lazy(r"[a-z0-9_]+(?:'[a-z]+)?")  # an identifier (HIPBLAS_STATUS_NOT_SUPPORTED) is one word
 
 
@@ -241,6 +241,9 @@ def _rocm_statements(line: str) -> list[tuple[str, str, str]]:
     return out
 
 
+_VERSION_OF = lazy(r"(?:the[ \t]+|la[ \t]+)?(?:version|versión|versão|Version)[ \t]+(?:of|de|del|do|da|von|der)", re.I)
+
+
 def _role(sent: str, m: re.Match[str]) -> str:
     """"system", "build" or "" (neither, or not clear) for one "ROCm X" mention in its sentence."""
     before, after = _clause(sent, m.start(), m.end())
@@ -254,7 +257,9 @@ def _role(sent: str, m: re.Match[str]) -> str:
             return "build"
         return ""
     # a field: the sentence opens with the mention ("ROCm version: 6.0.2", "- **ROCm**: 7.2.0", a line "ROCm 6.0")
-    opens = _BULLET.sub("", sent[:m.start()]).strip() in ("", "AMD")
+    # (or a field named the other way round: "Version de ROCm : 6.0.2", "version of ROCm: 6.0.2")
+    head = _BULLET.sub("", sent[:m.start()]).strip()
+    opens = head in ("", "AMD") or bool(_VERSION_OF.fullmatch(head))
     rest = after.strip(" \t.*`") if after.strip() else sent[m.end():].strip(" \t.*`")
     field = opens and (bool(re.search(r"[:=]|\bis\b|\bist\b|は|是|为|為", m.group(0))) or not rest or rest.startswith("("))
     if field or prev in _SYSTEM_PREV or _SYSTEM_NEXT.match(after) or _ENV_WORDS.search(sent):

@@ -13,6 +13,8 @@ what the same tools print while they work or when asked about one package, each 
   pip's list.py format_for_json), ``poetry show torch`` (`` name : torch`` / `` version : X``, poetry's show.py),
   ``Pipfile.lock`` (``"torch": {... "version": "==X" ...}``), and ``pip show torch`` whose ``Version:`` line comes
   below the command (``pip show torch | grep Version``);
+* ``dpkg-query -W`` (``rocm-core<TAB>5.6.1.50601-93~22.04``), ``zypper se -si`` rows with status ``i``/``i+``, and ``dpkg -s`` /
+  ``rpm -qi`` of a ROCm package with its ``Version:`` line filtered below the command;
 * rocminfo's ``Runtime Version: 1.1`` and hipcc's ``HIP version: 5.6.31062`` quoted inside a sentence ("rocminfo says
   Runtime Version: 1.1 but hipcc says HIP version: 5.6.31062"): RTM028 explains that the two are not comparable.
 
@@ -34,6 +36,15 @@ DPKG_PROGRESS_RE = re.compile(r"^(Unpacking|Setting up|Removing|Purging configur
 APT_NEWEST_RE = re.compile(r"^" + _ROCM_PKG + r"(?::\w+)? is already the newest version \((\d[\w.:~+-]*)\)\.?\s*$")
 INFO_NAME_RE = re.compile(r"^Name\s*:\s*" + _ROCM_PKG + r"\s*$")
 INFO_VERSION_RE = re.compile(r"^Version\s*:\s*(\d[\w.:~+-]*)\s*$")
+# dpkg-query -W's default format "${binary:Package}\t${Version}" (dpkg-query(1)); zypper search -si's table
+# "i+ | rocm-core | package | 5.6.1.50601-sles155.93 | x86_64 | rocm" (status i / i+: installed)
+DPKG_QUERY_RE = re.compile(r"^" + _ROCM_PKG + r"(?::\w+)?\t(\d[\w.:~+-]*)\s*$")
+ZYPPER_ROW_RE = re.compile(r"^i\+?[ \t]*\|[ \t]*" + _ROCM_PKG + r"[ \t]*\|[ \t]*package[ \t]*\|[ \t]*(\d[\w.:~+-]*)[ \t]*\|")
+# a package manager asked about one installed package, its Version field filtered below the command ("dpkg -s
+# rocm-core | grep Version", "rpm -qi rocm-core | grep Version")
+# (only the tools that describe the installed package: apt show, dnf info and zypper info show candidates too)
+PKG_SHOW_CMD_RE = re.compile(r"\b(?:dpkg(?:-query)?[ \t]+(?:-s|--status)|rpm[ \t]+-qi)[ \t]+(?:--\S+[ \t]+)*" + _ROCM_PKG
+                             + r"(?![\w.-])")
 INFO_AVAILABLE_RE = re.compile(r"^(Available|Installed) Packages\s*$")
 # torch in Python packaging tools' own formats
 JSON_TORCH_RE = re.compile(r"\{\s*\"name\"\s*:\s*\"(?:py)?torch\"\s*,\s*\"version\"\s*:\s*\"" + TORCH_VER + r"\"")
@@ -49,7 +60,8 @@ PIP_SHOW_VERSION_RE = re.compile(r"^Version:\s*" + TORCH_VER + r"\s*$")
 INLINE_ROCMINFO_RE = re.compile(r"\brocminfo\b[^\n]{0,60}?\bRuntime Version:?[ \t]*(1\.\d{1,2})(?![\w.])")
 INLINE_HIPCC_RE = re.compile(r"\bhipcc\b[^\n]{0,40}?\bHIP version:?[ \t]*(\d+\.\d+\.\d{4,6})(?:-[0-9a-f]+)?(?![\w.])")
 
-_ANY = re.compile(r"^(?:Unpacking|Setting up) (?:rocm|hip)-|is already the newest version \(|^Name[ \t]*:[ \t]*(?:rocm|hip)-"
+_ANY = re.compile(r"^(?:rocm|hip)-[a-z-]+(?::\w+)?\t\d|^i\+?[ \t]*\|[ \t]*(?:rocm|hip)-|(?:-s|--status|-qi)[ \t]+(?:--\S+[ \t]+)*(?:rocm|hip)-"
+                  r"|^(?:Unpacking|Setting up) (?:rocm|hip)-|is already the newest version \(|^Name[ \t]*:[ \t]*(?:rocm|hip)-"
                   r"|\"name\"[ \t]*:[ \t]*\"(?:py)?torch\"|^[ \t]*name[ \t]*:[ \t]*torch[ \t]*$|^[ \t]*\"torch\"[ \t]*:[ \t]*\{|\bpip3?[ \t]+show[ \t]+(?:py)?torch"
                   r"|\brocminfo\b[^\n]{0,60}?\bRuntime Version|\bhipcc\b[^\n]{0,40}?\bHIP version",
                   re.M)
@@ -90,6 +102,20 @@ def parse_transcripts(text: str, source: str) -> list[Row]:
         if m:
             installed[m.group(1)] = (m.group(2), n, f"apt: {_snippet(line, 80)}")
             continue
+        m = DPKG_QUERY_RE.match(raw.rstrip()) or ZYPPER_ROW_RE.match(line)
+        if m:
+            installed.setdefault(m.group(1), (m.group(2), n, f"package query: {_snippet(line, 80)}"))
+            continue
+        m = PKG_SHOW_CMD_RE.search(line)
+        if m and not line.startswith("#"):
+            for j in range(i + 1, min(len(lines), i + 4)):
+                nxt = lines[j].strip()
+                if nxt.startswith(("$", "#", "Package:", "Name")):
+                    break  # the next command, or a whole paragraph (read by the listing readers)
+                vm = INFO_VERSION_RE.match(nxt)
+                if vm:
+                    installed.setdefault(m.group(1), (vm.group(1), j + 1, f"{_snippet(line, 60)}: Version: {vm.group(1)}"))
+                    break
         m = INFO_AVAILABLE_RE.match(line)
         if m:
             section = m.group(1)
