@@ -109,6 +109,9 @@ def test_the_report_exits_0_leads_with_the_user_code_reading_and_shows_the_guess
     head = out.index("If the stack is at fault after all")
     assert out.index("LOG142") < head < out.index("diagnosis-runtime-mismatch")  # the user-code signal first
     assert all(len(x) <= 80 for x in lines)
+    # a guess's title gives the model's probability, not the rank weight (MIN_CONFIDENCE) as a second "confidence"
+    titles = [f.title for f in rep.findings if f.name.startswith("diagnosis-")]
+    assert all("p=0." in t and "confidence 0." not in t for t in titles), titles
     from gpuvet.cli.diagnose_run import diagnose_exit
 
     assert int(diagnose_exit(rep)) == 0

@@ -352,8 +352,12 @@ def to_finding(d: Diagnosis) -> Finding:
                         line=e.get("line")) for e in d.evidence)
     fixes = _fixes(d)
     severity = _severity(d)
+    # the learned model's guesses say their own probability (p=0.10) or "low confidence" in their title; their rank
+    # weight (the lowest shown, MIN_CONFIDENCE) beside it would read as a second, contradicting probability
+    guess = bool(d.contributions) and all(c.ref == "learned" and c.kind == "tentative" for c in d.contributions)
+    rank = "" if guess else f", confidence {d.confidence:.2f}"
     return Finding(code=code, name=name, severity=severity, outcome=Outcome.FAILED,
-                   title=f"{d.cause} ({d.component}, confidence {d.confidence:.2f}): {d.title}", why=d.why,
+                   title=f"{d.cause} ({d.component}{rank}): {d.title}", why=d.why,
                    evidence=ev, fixes=fixes, cause=d.cause, component=d.component)
 
 
