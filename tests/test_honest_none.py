@@ -42,39 +42,6 @@ def test_an_error_nothing_reads_gets_none_first_then_the_models_two_likeliest_st
     assert v.startswith("probably not a stack problem") and "possibly runtime-mismatch or toolchain" in v
 
 
-def test_on_an_amd_text_a_stack_guess_read_clearly_likelier_than_user_code_leads():
-    """Day 9 (m9): on an AMD (ROCm) text, where the honest list was a stack case 56 times in 63 (LOSO), the first guess
-    leads when the model reads it at least HONEST_STACK_FIRST_MARGIN likelier than user code from the error lines' own
-    words; `none` and the second guess follow.  Elsewhere, or by a smaller margin, or from the context alone: `none` first."""
-    from gpuvet.logs import rank as R
-
-    leans_stack = _model({"frobnicator": {"0": 0.3, "1": 1.2, "2": 0.3}})  # p: runtime-mismatch 0.47, none 0.19
-    amd = scan("GPU: AMD Instinct MI210\n" + TRACE + "RuntimeError: frobnicator quux exploded\n")
-    diags = rank(amd, learned=leans_stack)
-    assert [d.cause for d in diags] == ["runtime-mismatch", "none", "toolchain"]
-    assert diags[0].confidence == R.LEARNED_TENTATIVE_WEIGHT and diags[0].contributions[0].kind == "tentative"
-    assert diags[0].confidence > diags[1].confidence > diags[2].confidence
-    assert "AMD" in diags[0].contributions[0].reason and "p=0.47" in diags[0].title
-    assert not blames_nothing(diags)
-    assert _verdict(diags).startswith("stack problem, possibly: runtime-mismatch (runtime), low confidence")
-    # the same error without an AMD GPU or ROCm named: `none` first, as before
-    plain = scan(TRACE + "RuntimeError: frobnicator quux exploded\n")
-    assert [d.cause for d in rank(plain, learned=leans_stack)] == ["none", "runtime-mismatch", "toolchain"]
-    # ... by a margin under the threshold (runtime-mismatch 0.31, none 0.28): `none` first
-    close = _model({"frobnicator": {"0": 0.9, "1": 1.0, "2": 0.3}})
-    assert [d.cause for d in rank(amd, learned=close)][0] == "none"
-    # ... a reading resting on the context alone (the AMD GPU named), not on the error's words: `none` first
-    context_only = _model({"h:amd-gpu": {"0": 0.3, "1": 1.2, "2": 0.3}})
-    assert [d.cause for d in rank(amd, learned=context_only)][0] == "none"
-    # off: the day-8 list
-    old = R.HONEST_STACK_FIRST_MARGIN
-    try:
-        R.HONEST_STACK_FIRST_MARGIN = None
-        assert [d.cause for d in rank(amd, learned=leans_stack)] == ["none", "runtime-mismatch", "toolchain"]
-    finally:
-        R.HONEST_STACK_FIRST_MARGIN = old
-
-
 def test_nothing_changes_where_a_rule_reads_the_error_or_there_is_no_error():
     # a signature reads it: its cause first, no `none`
     s = scan("RuntimeError: HIP error: invalid device function\n")

@@ -16,7 +16,7 @@ Scoring (all weights are data: signature ``weight``/``alternatives``/``resolve``
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from gpuvet.model import Finding, Severity
@@ -560,14 +560,6 @@ HONEST_NONE_READINGS = 2
 HONEST_NONE_MIN_P = 0.05
 # the `none` reading's confidence: of the LOSO texts with an error and nothing blamed, 116 of 191 (61%) were `none`
 HONEST_NONE_CONFIDENCE = 0.6
-# ... except on an AMD (ROCm) text whose first guess the model reads at least this much likelier than user code: that
-# guess leads, tentatively (a guess's weight), `none` and the second guess after it.  Day 9, leave-one-set-out on 2,216
-# cases (bench/results/issue9-m9-stack-first.md): of the 132 honest lists, 93 were stack cases and 39 `none`; a stack
-# guess first at any margin gained as many first places as it cost `none` cases (margin >= 0: +14 / -15; p(none) < 0.1:
-# +10 / -11), but on AMD texts, where 56 of the 63 honest lists were stack cases, margin >= 0.1 moved 13 lists:
-# +4 right first, 0 `none` lost (at margin >= 0: +5 / -3).
-HONEST_STACK_FIRST_MARGIN = 0.1
-HONEST_STACK_FIRST_HINTS = frozenset({"amd-gpu", "rocm-said", "rocm-build", "hip-only-msg"})
 
 
 def _honest_none(scan: ScanResult, model: Any) -> list[Diagnosis]:
@@ -599,14 +591,7 @@ def _honest_none(scan: ScanResult, model: Any) -> list[Diagnosis]:
               f"{p_none:.2f})")
     c = Contribution(HONEST_NONE_CONFIDENCE, "user-code", "honest", "none", reason, ev, "",
                      first_line=last[0][0] if last else 10**12)
-    stack_first = (HONEST_STACK_FIRST_MARGIN is not None and HONEST_STACK_FIRST_HINTS & scan.hint_names
-                   and guesses[0].probability - p_none >= HONEST_STACK_FIRST_MARGIN
-                   # ... read from the error lines' own words, not from the context alone (an AMD GPU named)
-                   and guesses[0].anchor >= LEARNED_TENTATIVE_ANCHOR)
-    conf = LEARNED_FILL_WEIGHT + 0.0005 if stack_first else HONEST_NONE_CONFIDENCE
-    if stack_first:
-        c = replace(c, weight=conf)
-    out = [Diagnosis(cause="none", component="user-code", confidence=conf,
+    out = [Diagnosis(cause="none", component="user-code", confidence=HONEST_NONE_CONFIDENCE,
                      title="probably not a stack problem (no stack message explains the error)", evidence=ev, facts=[],
                      fix="", fixes=[], why="", signatures=[], checks=[], references=[], contributions=[c])]
     for i, r in enumerate(guesses):
@@ -622,16 +607,6 @@ def _honest_none(scan: ScanResult, model: Any) -> list[Diagnosis]:
                              title=f"only if it is the stack: a learned guess from the error lines (p={r.probability:.2f})",
                              evidence=gev, facts=[], fix=gc.fix, fixes=[], why="", signatures=["learned"], checks=[],
                              references=[], contributions=[gc]))
-    if stack_first:
-        # the first guess leads, at a tentative reading's weight (the model's unsure first reading, as _learned gives it)
-        g = out.pop(1)
-        gc = replace(g.contributions[0], weight=LEARNED_TENTATIVE_WEIGHT,
-                     reason=g.contributions[0].reason.replace("a guess: if the stack is at fault after all, the error "
-                                                              "lines lean", "a guess: on this AMD machine the error lines "
-                                                              "lean rather"))
-        out.insert(0, replace(g, confidence=LEARNED_TENTATIVE_WEIGHT, contributions=[gc],
-                              title=f"{g.cause} (learned reading of the error lines, low confidence; p={guesses[0].probability:.2f}, "
-                                    f"user code p={p_none:.2f})"))
     return out
 
 
