@@ -94,8 +94,9 @@ def test_prose_without_gpu_or_tag_names_nothing():
 
 
 def _first(text):
+    """The first stack cause blamed; None when nothing is (an empty list, or an honest `none` first)."""
     d = diagnose_text(text).extra["diagnoses"]
-    return d[0]["cause"] if d else None
+    return d[0]["cause"] if d and d[0]["cause"] != "none" else None
 
 
 def test_nvrtc_arch_error_is_the_build_not_knowing_the_gpu():
