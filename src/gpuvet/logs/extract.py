@@ -119,6 +119,22 @@ HINTS: dict[str, str] = {
     # a GPU back end that is not ROCm/HIP: DirectML (Windows), Vulkan (llama.cpp, Mesa's RADV); its failures do not
     # depend on the gfx targets ROCm builds carry
     "dml-vulkan": r"(?i:\bdirectml\b|torch[_-]directml|\bvulkan\b|\bradv\b)|\bdml_[a-z_]+\.(?:cc|cpp|h)\b|\bDml[A-Z][a-z]+[A-Za-z]*",
+    # the reporter says the machine is an AMD/ROCm one ("I use an AMD GPU", "installed for AMD", "comfy install --amd",
+    # "I installed ROCm", "ROCm 6.2"), not an AMD CPU ("AMD Ryzen", "AMD EPYC") and not collect_env's empty ROCm row
+    # ("ROCM used to build PyTorch: N/A" is upper-case; "ROCm: N/A" and "ROCm version: None" are excluded)
+    "amd-said": r"(?i:\b(?:for|on|with|an|my|have|using|use|uses)[ \t]+(?:an?[ \t]+)?AMD\b(?![ \t]*(?:Ryzen|EPYC|Threadripper|Athlon|Opteron|CPUs?\b|processors?\b|chipset|APU\b))"
+                r"|\bAMD[ \t]+(?:GPUs?|cards?|graphics|video|Radeon)\b|(?<![\w-])--amd\b)"
+                r"|\bROCm\b(?![ \t]*(?:version)?[ \t]*[:=]?[ \t]*(?:N/?A|None)\b)|\brocm[0-9]",
+    # the reporter says a CUDA (NVIDIA) build of torch is what got installed ("installs CUDA torch instead of ROCm torch",
+    # "the CUDA version of PyTorch", "left the container with a CUDA torch build")
+    "cuda-build-said": r"(?i:\b(?:CUDA|NVIDIA)[ \t-](?:version|build|variant|wheel|flavou?r)s?[ \t]+of[ \t]+(?:py)?torch\b"
+                       r"|\bCUDA[ \t]+(?:py)?torch(?:vision|audio)?\b|\b(?:py)?torch[ \t]+(?:for|with)[ \t]+CUDA\b(?![ \t]+(?:enabled|support))"
+                       r"|\b(?:py)?torch(?:vision|audio)?[ \t]+(?:CUDA|cu1[0-9]{1,2})[ \t]+(?:build|wheel|version)s?\b)",
+    # the reporter (or an installer) says the CPU-only build of torch is what got installed ("falling back to CPU-only
+    # PyTorch", "resulted in the CPU version of torch", "torch 2.7.0+cpu detected")
+    "cpu-build-said": r"(?i:\bCPU[- ]only[ \t]+(?:build[ \t]+of[ \t]+)?(?:py)?torch\b|\bCPU[ \t-](?:version|build|variant|wheel)s?[ \t]+of[ \t]+(?:py)?torch\b"
+                      r"|\b(?:py)?torch[ \t]+CPU[ \t-]?only\b|\bCPU[ \t]+(?:py)?torch\b)"
+                      r"|\b(?:torch|pytorch|PyTorch)[ \t=-]+[0-9]+\.[0-9]+(?:\.[0-9]+)?\+cpu\b",
     # ROCm/HIP itself named (the back end whose builds carry a gfx target list)
     "rocm-said": r"\bROCm\b|\brocm[0-9]|\bHIP\b|\bhip[A-Z][A-Za-z]+|libamdhip64|amdhip64|\bZLUDA\b|\brocBLAS\b|\bMIOpen\b|HSA_OVERRIDE",
     # the reporter says the machine has no GPU or that they want the CPU (a CUDA call in their code is then theirs)

@@ -294,13 +294,24 @@ def rank(scan: ScanResult, findings: Sequence[Finding] = (), min_confidence: flo
     # only a failure is explained: the contradiction needs an error (a signature, the other vendor's library or
     # device looked for, an error line, a symptom told in prose), never a listing or a test run that merely names
     # both vendors
-    if vc is not None and not user_code and (stack_sigs or {"cuda-only-msg", "hip-only-msg"} & hints or _has_error(scan)):
+    if vc is not None and not user_code and (stack_sigs or {"cuda-only-msg", "hip-only-msg", "cuda-build-said"} & hints or _has_error(scan)):
         reason, ctx = vc
         w = VENDOR_EXPLAINS if stack_sigs else VENDOR_ALONE
         ev = [{"line": h.line, "text": h.text, "hint": h.name} for h in ctx]
         by_cause.setdefault("wrong-vendor-build", []).append(Contribution(
             w, "framework-build", "fact", "BLD042", f"BLD042 wrong-vendor-build: {reason} — this fact explains the error",
             ev, CAUSE_FIX.get("wrong-vendor-build", ""), [], [VENDOR_SOURCE],
+            min((h.line for h in ctx), default=10**12)))
+
+    cb = cpu_build_on_gpu(scan)
+    if cb is not None and not user_code and not by_cause.get("cpu-only-build") and (
+            stack_sigs or "gpu-unused" in hints or _has_error(scan)):
+        reason, ctx = cb
+        w = VENDOR_EXPLAINS if stack_sigs else VENDOR_ALONE
+        ev = [{"line": h.line, "text": h.text, "hint": h.name} for h in ctx]
+        by_cause.setdefault("cpu-only-build", []).append(Contribution(
+            w, "framework-build", "fact", "BLD041", f"BLD041 cpu-only-build: {reason} — this fact explains the error",
+            ev, CAUSE_FIX.get("cpu-only-build", ""), [], [CPU_BUILD_SOURCE],
             min((h.line for h in ctx), default=10**12)))
 
     learned_said_none = False
@@ -397,14 +408,41 @@ def vendor_contradiction(scan: ScanResult) -> tuple[str, list[Any]] | None:
         return ("the text asks for an AMD (ROCm) build and the wheel pip fetched is PyPI's CUDA (NVIDIA) build",
                 [(amd_hw or [hs["rocm-index"]])[0], hs["pypi-cuda-wheel"]])
     if amd_hw and not nv_hw and "rocm-build" not in hs and "rocm-index" not in hs:
-        cuda = [hs[k] for k in ("cuda-build", "cuda-index", "cuda-only-msg") if k in hs]
+        cuda = [hs[k] for k in ("cuda-build", "cuda-index", "cuda-only-msg", "cuda-build-said") if k in hs]
         if cuda:
             return "the text names an AMD GPU and a CUDA (NVIDIA) build of the stack, and no ROCm build", [amd_hw[0], cuda[0]]
+    # the reporter says the machine is an AMD/ROCm one without naming the GPU model ("I installed ROCm", "for AMD",
+    # "--amd"): the same contradiction, read from what only a CUDA build prints, installs or is said to be
+    if "amd-said" in hs and not amd_hw and not nv_hw and "rocm-build" not in hs and "rocm-index" not in hs:
+        cuda = [hs[k] for k in ("cuda-build", "cuda-only-msg", "cuda-build-said") if k in hs]
+        if cuda:
+            return ("the text says the machine is an AMD (ROCm) one and shows a CUDA (NVIDIA) build of the stack, and no "
+                    "ROCm build", [hs["amd-said"], cuda[0]])
     if nv_hw and not amd_hw and "cuda-build" not in hs and "amd-gpu" not in hs:
         rocm = [hs[k] for k in ("rocm-build", "rocm-index", "hip-only-msg") if k in hs]
         if rocm:
             return "the text names an NVIDIA GPU and a ROCm (AMD) build of the stack, and no CUDA build", [hs["nvidia-gpu"], rocm[0]]
     return None
+
+
+# A CPU-only build of torch shown or said ("torch 2.10.0+cpu", "falling back to CPU-only PyTorch", "the CPU version of
+# torch") in a text that names a GPU (AMD or NVIDIA hardware, or an AMD/ROCm machine in words) and no GPU build: the
+# build has no GPU back end at all, whatever the error says (BLD041's reading when the build and the GPU are facts).
+# Not where the CPU build is the point: DirectML and ZLUDA set-ups run on a CPU torch, and a program asked for the CPU.
+CPU_BUILD_SOURCE = "https://pytorch.org/get-started/locally/"
+
+
+def cpu_build_on_gpu(scan: ScanResult) -> tuple[str, list[Any]] | None:
+    """(what contradicts what, the hints that show it), or None."""
+    hs = scan.hints
+    cpu = [hs[k] for k in ("cpu-build", "cpu-build-said") if k in hs]
+    if not cpu or {"rocm-build", "cuda-build", "zluda", "dml-vulkan", "cpu-device-asked", "no-gpu-stated"} & set(hs):
+        return None
+    gpu = [hs[k] for k in ("amd-gpu", "amd-gpu-said") if k in hs and _AMD_HW.search(hs[k].text)
+           and not _CPU_LINE.search(hs[k].text)] + [hs[k] for k in ("nvidia-gpu", "amd-said") if k in hs]
+    if not gpu:
+        return None
+    return "the text shows a CPU-only build of torch on a machine with a GPU, and no GPU build", [gpu[0], cpu[0]]
 
 
 def _has_error(scan: ScanResult) -> bool:

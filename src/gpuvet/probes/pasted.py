@@ -9,13 +9,13 @@ thread gives the same facts as the machine would.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable, cast
+from typing import Callable, Iterable, cast
 
 from gpuvet.model import Facts, ProbeError, Row, row
 from gpuvet.model.versions import channel_of, normalise_name, variant_of
 
-from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo
-from .mentions import _ANY as _MENTIONS, parse_mentions  # noqa: F401  (dispatched by name below)
+from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo, transcripts
+from .mentions import _ANY as _MENTIONS, _torch_row, parse_mentions  # noqa: F401  (dispatched by name below)
 from .mentions import NV_ANY as _NV_MENTIONS, PROSE_GPU, parse_nvidia_mentions  # noqa: F401
 from .prose import _ANY as _PROSE, parse_prose, weakest_first_dropped  # noqa: F401
 from .envblock import _ANY as _ENVBLOCK_LINES, parse_envblock  # noqa: F401
@@ -24,18 +24,58 @@ from ..model.lazyre import lazy
 # searched at line starts only, as a pattern's search (model/lazyre.LineStartPattern)
 _ENVBLOCK = cast("re.Pattern[str]", _ENVBLOCK_LINES)
 
-_ANSI = lazy(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 NA = {"", "n/a", "na", "none", "could not collect", "no cuda", "false"}
 
 
 # A CI runner's log stamps every line: GitHub Actions "2024-02-20T10:01:02.1234567Z ", Jenkins' timestamper
 # "[2024-02-20T10:01:02.123Z] ".  Pasted whole, no tool output in it starts where its parser expects it.
-_CI_STAMP = lazy(r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z |\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\] )")
-_CI_STAMP_ANY = lazy(r"^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", re.M)
+# BuildKit's plain progress output ("#5 [1/4] FROM docker.io/rocm/...", "#7 12.34 Collecting torch": moby/buildkit
+# util/progress/progressui printer.go, "#%d " then the step's elapsed seconds on its log lines) stamps every line the same way.
+_CI_STAMP = re.compile(r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z |\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\] "
+                       r"|#\d{1,4} (?:\d+\.\d{3} )?)")
+_CI_STAMP_ANY = re.compile(r"^(?:\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|#\d{1,4} \[\d+/\d+\] )", re.M)
+
+
+# Text copied from a web page or a chat carries typography no tool prints: no-break and ideographic spaces, zero-width
+# characters and a byte-order mark, and CJK writers' full-width punctuation ("ROCm 版本：5.6.1，PyTorch ..."): the
+# ASCII each stands for (Unicode's own compatibility mapping of U+FF01..U+FF5E; 。 and 、 as ". " and ", ").
+_WEB_CHARS = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2007": " ", "\u3000": " ", "\u200b": "", "\u200c": "",
+                            "\u200d": "", "\u2060": "", "\ufeff": "", "\u3002": ". ", "\u3001": ", ",
+                            **{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)}})
+# A thread read as rendered HTML (a forum page, GitHub's HTML, a mail): the code blocks' tags and the entities
+# (&gt;&gt;&gt; for the Python prompt, &#39; for its quotes) around the tools' outputs; tags are removed in place, never
+# turned into line breaks, so every line keeps its number.
+_HTML_HINT = re.compile(r"&(?:gt|lt|amp|quot|#39|#x27);|<(?:pre|code)\b[^<>\n]{0,200}>")
+_HTML_TAG = re.compile(r"</?(?:pre|code|p|br|div|span|tt|kbd|samp|blockquote|strong|b|em|i)\b[^<>\n]{0,200}>")
+# IPython's prompts (IPython/terminal/prompts.py: "In [N]: ", "   ...: ", "Out[N]: "): the standard REPL's, so
+# that the readers of ">>> torch.__version__" and of its answer read a notebook's session too
+_IPY_IN = re.compile(r"^In \[\d+\]: ?", re.M)
+_IPY_CONT = re.compile(r"^[ \t]+\.\.\.: ?", re.M)
+_IPY_OUT = re.compile(r"^Out\[\d+\]: ?", re.M)
+
+
+# CJK writing puts no space between a word and a version ("torch版本是2.3.0", "显卡是MI210"); a space there (what
+# CJK typesetting calls 盘古之白) lets every reader's word boundaries work.  Same line count.
+_CJK_ASCII = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])(?=[A-Za-z0-9])"
+                        r"|(?<=[A-Za-z0-9])(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])")
+
+
+def _web_text(text: str) -> str:
+    if not text.isascii():
+        text = _CJK_ASCII.sub(" ", text.translate(_WEB_CHARS))
+    if ("&" in text or "<" in text) and _HTML_HINT.search(text):
+        import html
+
+        text = html.unescape(_HTML_TAG.sub("", text))
+    if "In [" in text and _IPY_IN.search(text):
+        text = _IPY_OUT.sub("", _IPY_CONT.sub("... ", _IPY_IN.sub(">>> ", text)))
+    return text
 
 
 def clean(text: str) -> str:
     text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = _web_text(text)
     if _CI_STAMP_ANY.search(text):
         lines = text.split("\n")
         stamped = sum(1 for ln in lines if _CI_STAMP.match(ln))
@@ -45,7 +85,7 @@ def clean(text: str) -> str:
 
 
 # -- collect_env -----------------------------------------------------------------------------------
-_CE_KEY = lazy(r"^(?P<key>[A-Za-z][A-Za-z0-9 ._/()-]{1,60}?):\s?(?P<value>.*)$")
+_CE_KEY = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 ._/()-]{1,60}?):\s?(?P<value>.*)$")
 
 
 def _collect_env_fields(text: str) -> dict[str, str]:
@@ -80,7 +120,7 @@ def _na(v: str | None) -> bool:
 
 
 _GPU_LINE = lazy(r"^(?:GPU[ \t]*(?P<idx>\d+)[ \t]*:[ \t]*)?(?P<name>\S(?:.*\S)?|.)[ \t\r]*$")  # linear
-_PIP_LINE = lazy(r"^\[(?P<tool>pip3?|conda)\]\s+(?P<rest>.+)$")
+_PIP_LINE = re.compile(r"^\[(?P<tool>pip3?|conda)\]\s+(?P<rest>.+)$")
 
 
 def parse_collect_env(text: str, source: str) -> list[Row]:
@@ -170,9 +210,9 @@ def parse_collect_env(text: str, source: str) -> list[Row]:
 
 # pip wheels that carry the CUDA libraries a pip torch loads through its RPATH ($ORIGIN/../../nvidia/*/lib)
 PIP_GPU_LIBS = [
-    (lazy(r"^nvidia-cudnn(-cu\d+)?$"), "cudnn"), (lazy(r"^nvidia-nccl(-cu\d+)?$"), "nccl"),
-    (lazy(r"^nvidia-cublas(-cu\d+)?$"), "cublas"), (lazy(r"^nvidia-cuda-runtime(-cu\d+)?$"), "cudart"),
-    (lazy(r"^nvidia-cusparselt(-cu\d+)?$"), "cusparselt"), (lazy(r"^nvidia-cuda-nvrtc(-cu\d+)?$"), "nvrtc"),
+    (re.compile(r"^nvidia-cudnn(-cu\d+)?$"), "cudnn"), (re.compile(r"^nvidia-nccl(-cu\d+)?$"), "nccl"),
+    (re.compile(r"^nvidia-cublas(-cu\d+)?$"), "cublas"), (re.compile(r"^nvidia-cuda-runtime(-cu\d+)?$"), "cudart"),
+    (re.compile(r"^nvidia-cusparselt(-cu\d+)?$"), "cusparselt"), (re.compile(r"^nvidia-cuda-nvrtc(-cu\d+)?$"), "nvrtc"),
 ]
 
 
@@ -225,8 +265,8 @@ def parse_relevant_libraries(text: str, source: str) -> list[Row]:
 
 
 # -- pip list / pip freeze / pip show --------------------------------------------------------------
-_FREEZE = lazy(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*==\s*(?P<ver>[0-9][\w.+!-]*)\s*$")
-_PIPLIST_HEAD = lazy(r"^Package\s+Version(\s+.*)?$")
+_FREEZE = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*==\s*(?P<ver>[0-9][\w.+!-]*)\s*$")
+_PIPLIST_HEAD = re.compile(r"^Package\s+Version(\s+.*)?$")
 _PIPLIST_ROW = lazy(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s+(?P<ver>[0-9][\w.+!-]*)(\s+\S.*)?$")
 
 
@@ -267,9 +307,9 @@ _LS_MISSING = lazy(r"^ls: cannot access '(?P<p>/dev/(?:kfd|dri[^']*|nvidia[^']*)
 _LS_DEV = lazy(r"^(?P<mode>[cd][rwxs-]{9})[.+]?[ \t]+\d+[ \t]+(?P<user>\S+)[ \t]+(?P<group>\S+)[ \t]+.*?"
                      r"(?:(?P<p>/dev/(?:kfd|dri/renderD\d+|nvidia\S*))|(?<=[ \t])(?P<bare>kfd|renderD\d+|nvidia(?:\d+|ctl|-uvm)))"
                      r"[ \t\r]*$", re.M)
-_UNAME = lazy(r"^Linux \S+ (?P<k>\d+\.\d+\S*) #.*?(?P<arch>x86_64|aarch64|ppc64le)", re.M)
+_UNAME = re.compile(r"^Linux \S+ (?P<k>\d+\.\d+\S*) #.*?(?P<arch>x86_64|aarch64|ppc64le)", re.M)
 _LIBFILE = lazy(r"\b(?P<f>lib(?P<n>amdhip64|cudnn|cudart|cublas|cublasLt|nccl|rccl|MIOpen|rocblas|hipblaslt|hipblas)\.so\.(?P<v>\d+(?:\.\d+){1,3}))\b")
-_DISTDIR = lazy(r"^(?P<n>[A-Za-z0-9][A-Za-z0-9_.]*?)-(?P<v>\d[\w.+!]*)\.dist-info/?$", re.M)
+_DISTDIR = re.compile(r"^(?P<n>[A-Za-z0-9][A-Za-z0-9_.]*?)-(?P<v>\d[\w.+!]*)\.dist-info/?$", re.M)
 LIBNAMES = {"amdhip64": "amdhip64", "cudnn": "cudnn", "cudart": "cudart", "cublas": "cublas", "cublasLt": "cublaslt",
             "nccl": "nccl", "rccl": "rccl", "MIOpen": "miopen", "rocblas": "rocblas", "hipblaslt": "hipblaslt",
             "hipblas": "hipblas"}
@@ -306,10 +346,13 @@ def parse_misc(text: str, source: str) -> list[Row]:
     for m in _DISTDIR.finditer(text):
         out.append(row("packages", f"{source} (dist-info)", name=normalise_name(m.group("n")),
                        version=m.group("v"), location="dist-info listing", requires=[]))
+        if normalise_name(m.group("n")) == "torch":  # torch's own dist-info directory names the build installed
+            n = text.count("\n", 0, m.start()) + 1
+            out.append(_torch_row(m.group("v"), f"{source} line {n} (dist-info {m.group(0).rstrip('/')})"))
     return out
 
 
-_ENV_LINE = lazy(r"^(?:declare -x |export )?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_ENV_LINE = re.compile(r"^(?:declare -x |export )?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
 
 def parse_env_dump(text: str, source: str) -> list[Row]:
@@ -328,38 +371,67 @@ def parse_env_dump(text: str, source: str) -> list[Row]:
     return host.parse_environ(pairs, f"{source} (env)")
 
 
+def parse_dpkg_lines(text: str, source: str) -> list[Row]:
+    """``dpkg -l`` rows or dpkg status paragraphs pasted (``dpkg.parse_dpkg``), each fact citing the line of its
+    package, as every other pasted fact does: a verdict says where each version was read."""
+    rows = dpkg.parse_dpkg(text, source)
+    lines = text.splitlines()
+
+    def line_of(pkg_re: str) -> tuple[int, str] | None:
+        pat = re.compile(r"^(?:ii[ \t]+|Package:[ \t]*)(" + pkg_re + r")(?::\w+)?(?:[ \t]|$)")
+        for i, ln in enumerate(lines):
+            m = pat.match(ln.strip())
+            if m:
+                return i + 1, m.group(1)
+        return None
+
+    out = []
+    for r in rows:
+        name = r.get("name")
+        pkg_re = {"rocm": r"rocm-core|libamdhip64-\d+", "hip-runtime": r"hip-runtime-amd"}.get(str(name)) if \
+            r.table == "runtimes" else (re.escape(str(r.get("path"))) if r.table == "libraries" else
+                                        r"amdgpu-dkms" if r.table == "drivers" else None)
+        at = line_of(pkg_re) if pkg_re else None
+        if at:
+            n, pkg = at
+            r = Row(r.table, r.values, f"{source} line {n} (installed package {pkg}: {r.get('version')})")
+        out.append(r)
+    return out
+
+
 # -- dispatch --------------------------------------------------------------------------------------
 def _parser(module, name: str) -> Callable[[str, str], list[Row]] | None:
     return getattr(module, name, None)
 
 
 DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
-    (lazy(r"^(PyTorch version:|Collecting environment information)", re.M), None, "parse_collect_env"),
-    (lazy(r"^\[(pip3?|conda)\] ", re.M), None, "parse_relevant_libraries"),
-    (lazy(r"ROCk module|HSA System Attributes|HSA Agents|Marketing Name:|amdgcn-amd-amdhsa"), rocminfo, "parse_rocminfo"),
-    (lazy(r"ROCk module version"), kfd, "parse_rock_module"),
+    (re.compile(r"^(PyTorch version:|Collecting environment information)", re.M), None, "parse_collect_env"),
+    (re.compile(r"^\[(pip3?|conda)\] ", re.M), None, "parse_relevant_libraries"),
+    (re.compile(r"ROCk module|HSA System Attributes|HSA Agents|Marketing Name:|amdgcn-amd-amdhsa"), rocminfo, "parse_rocminfo"),
+    (re.compile(r"ROCk module version"), kfd, "parse_rock_module"),
     (kfd.LSPCI_AMD_GPU, kfd, "parse_lspci"),
-    (lazy(r"HIP_PLATFORM|^HIP version[ \t]*:|HIP_PATH[ \t]*:", re.M), hip, "parse_hipconfig"),
-    (lazy(r"^HIP version: ", re.M), hip, "parse_hipcc_version"),
-    (lazy(r"ROCm System Management Interface|^GPU\[\d+\][ \t]*:", re.M), rocm_smi, "parse_rocm_smi"),
-    (lazy(r"^(GPU: \d+|[ \t]*ASIC:|[ \t]*MARKET_NAME:|[ \t]*TARGET_GRAPHICS_VERSION:)|AMDSMI Tool:", re.M), rocm_smi, "parse_amd_smi"),
-    (lazy(r"^ii[ \t]+(rocm-core|hip-runtime-amd|amdgpu-dkms|libamdhip64|miopen-hip|rocblas|hipcc|rocminfo)", re.M), dpkg, "parse_dpkg"),
-    (lazy(r"NVIDIA-SMI|Driver Version[ \t]*:|CUDA Version[ \t]*:|^name, |NVSMI LOG", re.M), nvidia, "parse_nvidia_smi"),
-    (lazy(r"NVRM version"), nvidia, "parse_proc_version"),
-    (lazy(r"Cuda compilation tools, release"), nvidia, "parse_nvcc"),
-    (lazy(r"^__version__ = ['\"]", re.M), framework, "parse_torch_version_py"),
-    (lazy(r"^PRETTY_NAME=|^Linux \S+ \d+\.\d+|^ls: cannot access '/dev/|^[cd][rwx-]{9}.*?/dev/|^c[rwx-]{9}.*[ \t](?:kfd|renderD\d+|nvidia(?:\d+|ctl|-uvm))[ \t\r]*$|\blib(amdhip64|cudnn|cudart|cublas|nccl|rccl|MIOpen|rocblas|hipblaslt)\.so\.\d+\.\d|\.dist-info/?$", re.M), None, "parse_misc"),
-    (lazy(r"^(?:declare -x |export )?(?:PATH|HOME|SHELL|USER|HOSTNAME|LD_LIBRARY_PATH|CUDA_HOME|ROCM_PATH)=", re.M),
+    (re.compile(r"HIP_PLATFORM|^HIP version[ \t]*:|HIP_PATH[ \t]*:", re.M), hip, "parse_hipconfig"),
+    (re.compile(r"^HIP version: ", re.M), hip, "parse_hipcc_version"),
+    (re.compile(r"ROCm System Management Interface|^GPU\[\d+\][ \t]*:", re.M), rocm_smi, "parse_rocm_smi"),
+    (re.compile(r"^(GPU: \d+|[ \t]*ASIC:|[ \t]*MARKET_NAME:|[ \t]*TARGET_GRAPHICS_VERSION:)|AMDSMI Tool:", re.M), rocm_smi, "parse_amd_smi"),
+    (re.compile(r"^ii[ \t]+(rocm-core|hip-runtime-amd|amdgpu-dkms|libamdhip64|miopen-hip|rocblas|hipcc|rocminfo)", re.M), None, "parse_dpkg_lines"),
+    (re.compile(r"NVIDIA-SMI|Driver Version[ \t]*:|CUDA Version[ \t]*:|^name, |NVSMI LOG", re.M), nvidia, "parse_nvidia_smi"),
+    (re.compile(r"NVRM version"), nvidia, "parse_proc_version"),
+    (re.compile(r"Cuda compilation tools, release"), nvidia, "parse_nvcc"),
+    (re.compile(r"^__version__ = ['\"]", re.M), framework, "parse_torch_version_py"),
+    (re.compile(r"^PRETTY_NAME=|^Linux \S+ \d+\.\d+|^ls: cannot access '/dev/|^[cd][rwx-]{9}.*?/dev/|^c[rwx-]{9}.*[ \t](?:kfd|renderD\d+|nvidia(?:\d+|ctl|-uvm))[ \t\r]*$|\blib(amdhip64|cudnn|cudart|cublas|nccl|rccl|MIOpen|rocblas|hipblaslt)\.so\.\d+\.\d|\.dist-info/?$", re.M), None, "parse_misc"),
+    (re.compile(r"^(?:declare -x |export )?(?:PATH|HOME|SHELL|USER|HOSTNAME|LD_LIBRARY_PATH|CUDA_HOME|ROCM_PATH)=", re.M),
      None, "parse_env_dump"),
     (_MENTIONS, None, "parse_mentions"),
     (_NV_MENTIONS, None, "parse_nvidia_mentions"),
+    (transcripts._ANY, transcripts, "parse_transcripts"),
     (_PROSE, None, "parse_prose"),
     (_ENVBLOCK, None, "parse_envblock"),
-    (lazy(r"^Package[ \t]+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
+    (re.compile(r"^Package[ \t]+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
 ]
 
 
-SMI_NO_DRIVER = lazy(r"Driver not initialized \(amdgpu not found in modules\)[^\n]*|AMDSMI_STATUS_DRIVER_NOT_LOADED[^\n]*")
+SMI_NO_DRIVER = re.compile(r"Driver not initialized \(amdgpu not found in modules\)[^\n]*|AMDSMI_STATUS_DRIVER_NOT_LOADED[^\n]*")
 
 
 # Past this size a detector's regex runs only where its literal gate (model/gate.py: some literal every match
@@ -370,19 +442,12 @@ GATED_TEXT = 64 * 1024
 _detector_gates: list | None = None
 
 
-def _flags_of(p: Any) -> int:
-    """A pattern's flags; a lazy one's without compiling it."""
-    flags = getattr(p, "_flags", None)
-    return int(p.flags if flags is None else flags)
-
-
 def _gates() -> list:
     global _detector_gates
     if _detector_gates is None:
         from gpuvet.model.gate import LiteralGate
 
-        # a lazy pattern's flags without compiling it (its gate is read from its source)
-        _detector_gates = [LiteralGate(p.pattern, _flags_of(p)) for p, _, _ in DETECTORS]
+        _detector_gates = [LiteralGate(p.pattern, p.flags) for p, _, _ in DETECTORS]
     return _detector_gates
 
 
@@ -453,7 +518,7 @@ _KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-_LINE_OF = lazy(r"^(.{0,300}? line \d+) \(")
+_LINE_OF = re.compile(r"^(.{0,300}? line \d+) \(")
 
 
 def _line_of(source: str) -> str | None:
