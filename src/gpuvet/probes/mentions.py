@@ -58,7 +58,11 @@ DKMS_RE = lazy(r"^amdgpu(?:/|, )(\d+\.\d+\.\d+)-[\w.~-]+, (\S+), (\S+): installe
 # `docker images` / `docker image ls` rows name the repository and the tag in columns of their own:
 # "rocm/pytorch   rocm5.6_ubuntu20.04_py3.8_pytorch_2.0.1   0c8a5d3f0e2b   2 weeks ago   52.3GB"
 DOCKER_IMAGES_RE = lazy(r"^(?:docker\.io/)?rocm/([a-z0-9._-]+)[ \t]+((?:rocm-?)?(" + _VER3 + r")(?=[_.\s-])\S*)[ \t]+[0-9a-f]{12}\b")
-IMAGE_RE = lazy(r"(?<![\w./-])(?:docker\.io/)?rocm/([a-z0-9._-]+):(?:rocm-?)?(" + _VER3 + r")(?=[_:\s-]|$)")
+# (also as a URI: apptainer / singularity `docker://rocm/dev-ubuntu-22.04:5.6.1`)
+# (a tag may be followed by its digest, BuildKit's "FROM docker.io/rocm/...:5.6.1@sha256:...", or by podman's
+# "Trying to pull docker.io/rocm/...:5.6.1...")
+IMAGE_RE = lazy(r"(?:(?<![\w./-])|(?<=docker://))(?:docker\.io/)?rocm/([a-z0-9._-]+):(?:rocm-?)?(" + _VER3
+                + r")(?=[_:\s@-]|\.\.\.|$)")
 # torch versions printed by pip list / conda list / freeze / wheel names / print(torch.__version__)
 TORCH_VER = r"(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?(?:\+(?:rocm|cu|cpu|xpu)[\w.]*)?)"
 WHEEL_RE = lazy(r"(?<![\w-])(torch|torchvision|torchaudio|jaxlib|tensorflow_rocm|tensorflow)-"
@@ -99,7 +103,8 @@ MODINFO_CMD_RE = re.compile(r"\bmodinfo\s+amdgpu\b")
 SYSMOD_RE = re.compile(r"/sys/module/amdgpu/version(?::\s*(\d+\.\d+\.\d+[\d.]*))?")
 SYSMOD_VALUE_RE = re.compile(r"^\s*(\d+\.\d+\.\d+[\d.]*)\s*$")
 # torch.version.hip printed alone ("6.0.32830-d62f6a171"), or at a REPL ("'6.0.32830-d62f6a171'")
-HIP_PRINT_RE = re.compile(r"^\s*['\"]?(\d+\.\d+\.\d{4,6}(?:-[0-9a-f]+)?)['\"]?\s*$")
+# hipconfig --version prints no newline (hipconfig.pl: print $HIP_VERSION): the shell's next prompt follows the version
+HIP_PRINT_RE = re.compile(r"^\s*['\"]?(\d+\.\d+\.\d{4,6}(?:-[0-9a-f]+)?)['\"]?(?:\s*$|(?=[\w.-]+@[\w.-]+:\S*[$#]|\$(?:\s|$)))")
 HIP_CMD_RE = re.compile(r"torch\.version\.hip\b")
 # `hipconfig --version` (or `hipconfig -v`) echoed as a command, its output (5.6.31062 or 5.6.31062-hash) on the next line
 HIPCONFIG_CMD_RE = re.compile(r"(?:^|[\s$#>])hipconfig(?:\s+--version|\s+-v)\s*$")
@@ -135,7 +140,9 @@ APT_POLICY_INSTALLED_RE = re.compile(r"^Installed:\s*(\d[\w.:~+-]*)\s*$")
 # - Lmod / Environment Modules (HPC clusters): `module list` rows "3) rocm/5.6.1", `module load rocm/6.4.1`
 #   (OLCF's Frontier batch scripts: github.com/olcf/olcf-user-docs pull 1068)
 LMOD_ROW_RE = re.compile(r"(?:^|\s)\d+\)\s+rocm/(\d+\.\d+\.\d+)(?=\s|\(|$)")
-LMOD_CMD_RE = re.compile(r"\bmodule\s+(?:load|add|swap|switch)\b[^#\n]*?\brocm/(\d+\.\d+\.\d+)(?=\s|$)")
+# (Lmod's short form `ml rocm/5.6.1` = `module load rocm/5.6.1`: lmod.readthedocs.io, "ml: a convenient tool")
+LMOD_CMD_RE = re.compile(r"(?:\bmodule\s+(?:load|add|swap|switch)\b|(?:^|[;&|$]\s*)ml(?:\s+(?:load|add|swap|switch))?(?=\s))"
+                         r"[^#\n]*?\brocm/(\d+\.\d+\.\d+)(?=\s|$)")
 # - Spack specs: spack's ROCm packages are versioned by the ROCm release (hip@5.6.1, `spack spec` trees
 #   "^hsa-rocr-dev@5.2.0%gcc@11.2.0", "^hsakmt-roct@5.3.0%gcc@9.4.0": github.com/spack/spack issues 32194, 33320)
 SPACK_RE = re.compile(r"(?<![\w-])(?:hip|hipcc|hip-rocclr|hsa-rocr-dev|hsakmt-roct|rocm-core|llvm-amdgpu|comgr|rocblas|hipblas|"
@@ -559,15 +566,26 @@ def _loaded_hip_row(path: str, soname_major: str | None, src: str, add) -> None:
                                   origin=origin, selected=True))
 
 
-_TORCH_CMD = re.compile(r"torch\.__version__|torch\.version\.(?:hip|cuda)|import torch")
+_TORCH_CMD = re.compile(r"(?<![\w.])torch\.__version__|(?<![\w.])torch\.version\.(?:hip|cuda)|import torch(?![\w-])")
+
+
+# Python's warnings on stderr between a command and its output ("path.py:611: UserWarning: ..." then the source line
+# "  warnings.warn(...)": warnings.formatwarning)
+_PY_WARNING = re.compile(r"^\S+:\d+: \w*Warning: |^\s+warnings\.warn\(")
 
 
 def _printed_by_torch(lines: list[str], i: int, version: str) -> bool:
-    """A bare version line is torch's when the command that printed it is shown just above, or when the
-    version carries torch's local tag (+rocm5.7, +cu121) and nothing suggests another package."""
-    for prev in lines[max(0, i - 2):i]:
+    """A bare version line is torch's when the command that printed it is shown just above (one or two lines up,
+    not counting Python's warnings printed between)."""
+    looked = 0
+    for prev in reversed(lines[max(0, i - 8):i]):
+        if _PY_WARNING.match(prev):
+            continue
         if _TORCH_CMD.search(prev):
             return True
+        looked += 1
+        if looked == 2:
+            break
     return False
 
 
