@@ -94,19 +94,43 @@ class LiteralGate:
         return g
 
     def __call__(self, text: str, low: str | None = None) -> bool:
-        """``low``: ``text.lower()`` when the caller has it (several gates on one large text lower it once)."""
+        """``low``: ``text.lower()`` when the caller has it (several gates on one large text lower it once).  On a
+        large text a needle is looked for only when each of its characters occurs there (one memchr-speed test a
+        character, rarest first): ``str.__contains__`` scans 1 MiB at ~0.1-1 GB/s a needle, and the head of a deep
+        traceback lacks most needles' capitals, digits or punctuation (the detectors' ~150 needles: ~0.3 s -> 0.1 s
+        at load 9)."""
         if self.always:
             return True
+        big = len(text) > BIG_TEXT
         for n in self.exact:
+            if big and not _chars_in(n, text):
+                continue
             if n in text:
                 return True
         if self.folded:
             if low is None:
                 low = text.lower()
             for n in self.folded:
+                if big and not _chars_in(n, low):
+                    continue
                 if n in low:
                     return True
         return False
+
+
+BIG_TEXT = 16 * 1024  # a gate's text past this size is tested character by character first (LiteralGate.__call__)
+_CHARS: dict[str, str] = {}
+
+
+def _chars_in(needle: str, text: str) -> bool:
+    """Every character of ``needle`` occurs in ``text`` (a necessary condition for the needle to)."""
+    cs = _CHARS.get(needle)
+    if cs is None:  # distinct characters, the likely rarest first: not a lower-case letter, then letters, space last
+        cs = _CHARS[needle] = "".join(sorted(set(needle), key=lambda c: (c == " ", c.islower(), c)))
+    for c in cs:
+        if c not in text:
+            return False
+    return True
 
 
 def split_top(pattern: str) -> list[str]:
