@@ -92,6 +92,25 @@ def make_deep_traceback(path: Path, frames: int = 100_000) -> None:
         fh.write("RuntimeError: CUDA error: an illegal memory access was encountered\n")
 
 
+def make_one_line(path: Path) -> None:
+    path.write_text("RuntimeError: CUDA error: out of memory\n", encoding="utf-8")
+
+
+def compile_gpuvet(gpuvet: str) -> None:
+    """Byte-compile the gpuvet that ``gpuvet`` runs, as an installed package is (pip compiles at install).  This VM
+    exports PYTHONDONTWRITEBYTECODE=1: an editable checkout's sources were compiled in every timed process (~0.3 s
+    of CPU of each `gpuvet diagnose` here, day 8's numbers included)."""
+    code = "import compileall, os, gpuvet; compileall.compile_dir(os.path.dirname(gpuvet.__file__), quiet=1)"
+    exe = Path(gpuvet)
+    py = exe.with_name("python") if exe.with_name("python").exists() else Path(sys.executable)
+    if exe.suffix == "" and exe.exists() and exe.read_bytes()[:2] == b"#!":
+        first = exe.read_text(errors="replace").splitlines()[0][2:].strip().split()
+        if first and Path(first[0]).exists() and "python" in Path(first[0]).name:
+            py = Path(first[0])
+    subprocess.run([str(py), "-c", code], check=False, env=dict(os.environ, PYTHONDONTWRITEBYTECODE=""),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def make_long_lines(path: Path, count: int = 5, size: int = 10 << 20) -> None:
     rnd = random.Random(11)
     with open(path, "wb") as fh:
@@ -117,13 +136,16 @@ def extra_cases(args, pats: Path, grep: str, cenv: dict) -> str:
     rows = []
     greps: dict[Path, tuple[float, float]] = {}
     load0 = os.getloadavg()[0]
-    for name, maker, how in (("deep traceback (200,000 frame lines)", make_deep_traceback, "file"),
+    for name, maker, how in (("a one-line log (start-up, KB load, checks)", make_one_line, "file"),
+                             ("deep traceback (200,000 frame lines)", make_deep_traceback, "file"),
                              ("five 10 MB lines, then the error", make_long_lines, "file"),
                              ("training log of real captured lines", make_training_log, "file"),
+                             ("same, `--no-grep` (Python alone)", make_training_log, "file-nogrep"),
                              ("same, standard input redirected (`- < log`)", make_training_log, "stdin"),
                              ("same, a pipe (`cat log | gpuvet diagnose -`)", make_training_log, "pipe"),
+                             ("same, a pipe, `--no-grep` (Python alone)", make_training_log, "pipe-nogrep"),
                              ("deep traceback, a pipe", make_deep_traceback, "pipe")):
-        path = args.dir / ("deep-traceback.log" if "deep" in name else
+        path = args.dir / ("deep-traceback.log" if "deep" in name else "one-line.log" if "one-line" in name else
                            "long-lines.log" if "10 MB" in name else "training-real-4MiB.log")
         if not path.exists():
             maker(path)
@@ -134,10 +156,11 @@ def extra_cases(args, pats: Path, grep: str, cenv: dict) -> str:
         g, gcpu = greps[path]
         runs, cpus = [], []
         for _ in range(args.repeat):
-            if how == "file":
-                argv = [args.gpuvet, "diagnose", "--format", "json", str(path)]
+            nogrep = ["--no-grep"] if how.endswith("-nogrep") else []
+            if how.startswith("file"):
+                argv = [args.gpuvet, "diagnose", *nogrep, "--format", "json", str(path)]
             else:
-                cmd = f"{shlex.quote(args.gpuvet)} diagnose --format json -"
+                cmd = f"{shlex.quote(args.gpuvet)} diagnose {' '.join(nogrep)} --format json -"
                 cmd = f"{cmd} < {shlex.quote(str(path))}" if how == "stdin" else f"cat {shlex.quote(str(path))} | {cmd}"
                 argv = ["sh", "-c", cmd]
             runs.append(timed(argv))
@@ -148,8 +171,11 @@ def extra_cases(args, pats: Path, grep: str, cenv: dict) -> str:
         top = [x["cause"] for x in doc["diagnoses"][:2]]
         rows.append(f"| {name}, {path.stat().st_size / 2**20:.1f} MiB | {g:.2f} | {gcpu:.2f} | {d:.2f} | {min(cpus):.2f} | "
                     f"{rss / 1024:.0f} MiB | {doc['scan']['mode']}, {doc['scan']['candidate_lines']} candidates | {top} |")
+    py = [timed([sys.executable, "-c", "pass"]) and timed.last_cpu for _ in range(args.repeat)]  # type: ignore[attr-defined]
+    pys = [timed([sys.executable, "-c", "pass"])[0] for _ in range(args.repeat)]
     return "\n".join([
         "# `gpuvet diagnose` on hostile log shapes vs `grep -E -f` (same patterns)", "",
+        f"Start-up reference: `python -c pass` (this interpreter) {min(pys):.3f} s wall, {min(py):.3f} s CPU.", "",
         f"Machine: nproc {os.cpu_count()}, CPU `{cpu_model()}`, Python {platform.python_version()}, "
         f"{platform.system()} {platform.release()}, load average {load0:.1f} at the start, "
         f"{os.getloadavg()[0]:.1f} at the end. gpuvet: `{args.gpuvet}`. "
@@ -194,6 +220,7 @@ def main() -> int:
     ap.add_argument("--only-extra", action="store_true", help="only the deep-traceback and 10 MB-line cases")
     ap.add_argument("--extra-out", type=Path, default=HERE / "results" / "diagnose_speed_extra.md")
     args = ap.parse_args()
+    compile_gpuvet(args.gpuvet)
     from gpuvet.logs.extract import PREFILTER_PATTERNS
     from gpuvet.logs.signatures import load_catalog
 

@@ -81,6 +81,8 @@ def _texts() -> dict[str, str]:
         "a deep traceback": "Traceback (most recent call last):\n" + frames
             + "RuntimeError: CUDA error: an illegal memory access was encountered\n",
         "a short paste": real_tb,
+        # day 9: the file's own line count, not the last line grep printed (chatter after the error; no last newline)
+        "a log that goes on after its error, no last newline": FILLER + real_tb + FILLER * 2 + "step 9 done",
     }
 
 
@@ -94,9 +96,7 @@ def test_the_grep_paths_scan_what_the_python_path_scans(tmp_path, name):
         slow, head = scan_stream(fh)
     fast = scan_file_fast(str(p))
     assert fast is not None and fast[1] == head
-    # a file's lines: the last one grep printed (counting them all is another pass over the file)
-    assert fast[0].lines <= slow.lines
-    fast[0].lines = slow.lines
+    # the file's line count too (day 8: the last line grep printed): counted from that line on
     assert _summary(fast[0]) == _summary(slow)
     with open(p, "rb") as fh:  # standard input redirected from the file, read from an offset
         fd = os.dup(fh.fileno())
@@ -105,7 +105,6 @@ def test_the_grep_paths_scan_what_the_python_path_scans(tmp_path, name):
     finally:
         os.close(fd)
     assert got is not None
-    got[0].lines = slow.lines
     assert _summary(got[0]) == _summary(slow)
     # a pipe: the first bytes bounded in memory, then grep (min_bytes: as small as the head allows)
     res, head2, mode = scan_stream_fast(io.BytesIO(text.encode()), min_bytes=0)
@@ -242,3 +241,24 @@ def test_a_large_head_gives_the_facts_a_small_one_gives(monkeypatch):
         monkeypatch.undo()
         assert [(r.table, r.source, r.values) for r in gated.rows] == [(r.table, r.source, r.values) for r in plain.rows]
         assert any(r.table == "framework_builds" for r in gated.rows)
+
+
+@needs_grep
+def test_multi_megabyte_lines_are_read_in_bounded_memory_with_their_line_numbers(tmp_path):
+    """Issue 7's 10 MB-line shape (bench/diagnose_speed.py: five 10 MB lines, then the error), smaller: three 3 MB
+    lines without a newline, then the error; past 4 MiB through grep.  Each path finds the error at line 4 and
+    counts 4 lines; a cut line keeps its head and tail (logs.match.iter_blocks)."""
+    p = tmp_path / "long.log"
+    with open(p, "wb") as fh:
+        for i in range(3):
+            fh.write(b"metrics=" + b"0.123456," * ((3 << 20) // 9) + b"\n")
+        fh.write(b"RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    assert p.stat().st_size > 4 << 20
+    with open(p, "rb") as fh:
+        slow, _ = scan_stream(fh)
+    fast = scan_file_fast(str(p))
+    assert fast is not None
+    assert _summary(fast[0]) == _summary(slow)
+    assert slow.lines == 4 and 4 in [m.line for ms in slow.matches.values() for m in ms]
+    res, _, mode = scan_stream_fast(io.BytesIO(p.read_bytes()), min_bytes=0)
+    assert mode == "grep-prefilter" and _summary(res) == _summary(slow)

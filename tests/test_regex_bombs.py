@@ -14,7 +14,7 @@ import pytest
 import gpuvet.logs
 import gpuvet.probes
 from gpuvet.logs.gate import LiteralGate
-from gpuvet.model.lazyre import LazyPattern
+from gpuvet.model.lazyre import LazyPattern, LineStartPattern
 
 UNITS = ["\n", " ", " \t\n", "a", "1.", "a:", ": ", "| ", "a.", "-", "[", "x "]
 
@@ -27,6 +27,9 @@ def _patterns():
             for name, v in vars(mod).items():
                 if isinstance(v, LazyPattern):  # compiled on first use (model/lazyre.py): tested as compiled
                     v = v.compiled()
+                if isinstance(v, LineStartPattern):  # searched as its branches after a newline: that form, whole
+                    out.append((f"{m.name}.{name}", re.compile("\n(?:" + "|".join(v.branches) + ")", v.flags)))
+                    v = re.compile(v.pattern, v.flags)
                 if isinstance(v, re.Pattern) and isinstance(v.pattern, str):
                     out.append((f"{m.name}.{name}", v))
     return out

@@ -153,3 +153,39 @@ def test_cpu_build_look_alikes_stay_silent():
     assert cpu_build_on_gpu(scan(asked)) is None
     # a listing without any failure: nothing to explain
     assert "cpu-only-build" not in ranked("GPU: AMD Radeon RX 7900 XTX\ntorch 2.7.0+cpu\n")
+
+
+# ------------------------------------------------------- LOG700: the GPU's target outside the program's own list
+# AITER (aiter/jit/utils/chip_info.py) raises KeyError(f"Unknown GPU architecture: {gfx}. Supported architectures:
+# {list(gfx_mapping.keys())}"); LM Studio's ROCm runtime survey reports the targets it was built for.
+AITER_UNKNOWN_ARCH = """\
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.12/dist-packages/aiter/jit/utils/chip_info.py", line 63, in get_gfx_custom_op_core
+    return gfx_mapping[gfx]
+KeyError: 'gfx1101'
+During handling of the above exception, another exception occurred:
+KeyError: "Unknown GPU architecture: gfx1101. Supported architectures: ['native', 'gfx90a', 'gfx908', 'gfx942', 'gfx1100', 'gfx950']"
+"""
+LMSTUDIO_SURVEY = """\
+Radeon 890M (gfx1150) detected but not recognized by the ROCm llama.cpp engine, it falls back to Vulkan.
+    "compatibility": {
+      "status": "noSupportedGpus",
+      "message": "No ROCm GPUs detected of supported targets: gfx1030, gfx1100, gfx1101, gfx1102, gfx1151, gfx1200, gfx1201"
+    },
+"""
+
+
+def test_a_gpu_target_outside_the_programs_own_list_is_gpu_arch_unsupported():
+    for text in (AITER_UNKNOWN_ARCH, LMSTUDIO_SURVEY):
+        sc = scan(text)
+        assert "LOG700" in sc.matches
+        assert ranked(text)[0] == "gpu-arch-unsupported"
+
+
+def test_log700_look_alikes_stay_silent():
+    for text in ("WARNING: Unknown GPU architecture: 8.9, defaulting to sm_80\n",
+                 "print_warning Unknown GPU architecture: NVIDIA GeForce RTX 4090\n",
+                 "Supported architectures: gfx90a, gfx942\n",
+                 "No ROCm GPUs detected\n",
+                 "ROCm GPUs detected of supported targets: gfx1100 (RX 7900 XTX) ok\n"):
+        assert "LOG700" not in scan(text).matches, text

@@ -307,7 +307,9 @@ def test_prefilter_feed_keeps_every_byte_in_order_across_partial_writes(monkeypa
 
     scan = run_mod.MiddleScan("grep", ["MATCH"], None)
     monkeypatch.setattr(os, "writev", short_writev)
-    text = b"".join(b"MATCH %d\n" % i if i % 997 == 0 else b"noise line %d %s\n" % (i, b"x" * rng.randrange(80))
+    # each match a message of its own (letters, not digits: the keep policy keeps two lines of one shape)
+    word = {i: str(i).translate(str.maketrans("0123456789", "abcdefghij")).encode() for i in range(1, 60001)}
+    text = b"".join(b"MATCH %s\n" % word[i] if i % 997 == 0 else b"noise line %d %s\n" % (i, b"x" * rng.randrange(80))
                     for i in range(1, 60001))
     pos = 0
     while pos < len(text):
@@ -321,8 +323,11 @@ def test_prefilter_feed_keeps_every_byte_in_order_across_partial_writes(monkeypa
     assert splits["inside"] >= 10  # writes did end inside a block
     monkeypatch.undo()
     scan.drain(timeout=60)
-    want = [(i, b"MATCH %d" % i) for i in range(1, 60001) if i % 997 == 0]
-    assert scan.kept == want and scan.newlines == 60000
+    want = [(i, b"MATCH %s" % word[i]) for i in range(1, 60001) if i % 997 == 0]
+    assert [k for k in scan.kept if k[1].startswith(b"MATCH")] == want and scan.newlines == 60000
+    lines = text.split(b"\n")  # and the two lines after each (grep -A 2), as context
+    assert [k for k in scan.kept if not k[1].startswith(b"MATCH")] == [
+        (i + j, lines[i + j - 1]) for i, _ in want for j in (1, 2)]
 
 
 def test_the_jobs_end_cuts_a_gathering_pause_short(monkeypatch):

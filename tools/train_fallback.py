@@ -63,7 +63,14 @@ SCALE = 20  # the weights are stored as integers in units of 1/SCALE (0.05 steps
 # 69.8%, `none` right 126 -> 124 of 156 (bench/results/issue9-m13-learned.md).
 CLASS_BALANCE = True
 BALANCE_POWER = 0.75  # the weight is (N / (K * n_cause)) ** this: 1 balances fully, 0 not at all
-PRUNE = 0.15  # weights smaller than this are dropped: the file stays well under the 300 KiB cap as the tuning data grows (1137 cases: 284 KiB at 0.1, 213 KiB at 0.15; leave-one-set-out top-1 68.1% at both, top-3 73.2% vs 72.8%, bench/results/issue9-d10r-rocm-learned.md)
+# Weights smaller than PRUNE are dropped, and the file is kept under SIZE_BUDGET bytes as the tuning data grows: when it would
+# be larger, the threshold rises by 1/SCALE steps until it fits (the threshold used is recorded in "hyper").  Day 9,
+# leave-one-set-out on 2,216 cases (bench/results/issue9-m9-size.md): PRUNE 0.15 / 0.2 / 0.25 / 0.3 give 286 / 241 / 202 /
+# 169 KiB and top-1 69.2 / 69.2 / 69.2 / 68.9%, top-3 79.3 / 79.3 / 79.4 / 78.7%, cause-balanced 68.6/79.1, 68.7/79.2,
+# 68.6/79.6, 68.0/78.7%, `none` right 148 / 148 / 149 / 147 of 193; MIN_DF 3 instead (207 KiB at 0.15) cost top-1
+# 0.6 points and 4 `none` cases.  (Day 5: 1,137 cases, 284 KiB at 0.1, 213 KiB at 0.15, top-1 68.1% at both.)
+PRUNE = 0.25
+SIZE_BUDGET = 240 * 1024
 
 
 def refuse_held_out(d: Path | str) -> None:
@@ -148,7 +155,9 @@ def class_weights(ys: Sequence[str], power: float = BALANCE_POWER) -> dict[str, 
 
 
 def fit_doc(xs, ys, epochs=EPOCHS, l2=L2, lr=LR, min_df=MIN_DF, abstain=ABSTAIN, fmt="gpuvet-fallback-logreg/2",
-            balance=None):
+            balance=None, prune=None, budget=SIZE_BUDGET):
+    """The model document (logs/learned.Model's input); ``budget``: the most bytes its weights may take, ~4 KiB kept for
+    the rest (None: no limit)."""
     balance = CLASS_BALANCE if balance is None else balance
     classes = sorted(set(ys))
     cidx = {c: i for i, c in enumerate(classes)}
@@ -189,17 +198,30 @@ def fit_doc(xs, ys, epochs=EPOCHS, l2=L2, lr=LR, min_df=MIN_DF, abstain=ABSTAIN,
                     gk = g[k] + l2 * wf[k]
                     gf[k] += gk * gk
                     wf[k] -= lr * gk / math.sqrt(gf[k])
+    prune = PRUNE if prune is None else prune
+    while True:
+        weights = pruned(tidx, W, prune, fmt)
+        # the rest of the document (classes, biases, components, what it was trained on) takes ~2 KiB
+        if budget is None or len(json.dumps(weights, sort_keys=True, separators=(",", ":"))) + 4096 <= budget:
+            break
+        prune = round(prune + 1 / SCALE, 4)
+    return {"format": fmt, "classes": classes, "bias": [round(v, DIGITS) for v in b], "weights": weights,
+            "abstain": abstain, **({} if fmt.endswith("/1") else {"scale": SCALE}),
+            "hyper": {"epochs": epochs, "l2": l2, "lr": lr, "min_df": min_df, "class_balance": BALANCE_POWER if balance else 0,
+                      "prune": prune}}
+
+
+def pruned(tidx: dict[str, int], W: Sequence[Sequence[float]], prune: float, fmt: str) -> dict[str, Any]:
+    """token -> its weight row, without the weights smaller than ``prune`` (a token with none left is dropped)."""
     weights: dict[str, Any] = {}
     for t, i in tidx.items():
         if fmt.endswith("/1"):
-            row: Any = {str(k): round(w, DIGITS) for k, w in enumerate(W[i]) if abs(w) >= PRUNE}
+            row: Any = {str(k): round(w, DIGITS) for k, w in enumerate(W[i]) if abs(w) >= prune}
         else:  # /2: [class, w, class, w, ...], w an integer in units of 1/SCALE
-            row = [v for k, w in enumerate(W[i]) if abs(w) >= PRUNE for v in (k, round(w * SCALE))]
+            row = [v for k, w in enumerate(W[i]) if abs(w) >= prune for v in (k, round(w * SCALE))]
         if row:
             weights[t] = row
-    return {"format": fmt, "classes": classes, "bias": [round(v, DIGITS) for v in b], "weights": weights,
-            "abstain": abstain, **({} if fmt.endswith("/1") else {"scale": SCALE}),
-            "hyper": {"epochs": epochs, "l2": l2, "lr": lr, "min_df": min_df, "class_balance": BALANCE_POWER if balance else 0}}
+    return weights
 
 
 def load_tuning(dirs: Sequence[str]) -> list[dict[str, Any]]:

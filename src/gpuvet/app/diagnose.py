@@ -75,26 +75,29 @@ def scan_stream(stream: IO[bytes], catalog: Catalog | None = None, head_bytes: i
     return sc.result, bytes(head)
 
 
-_GREP_LINE = re.compile(rb"([0-9]+)([:-])")
+_GREP_LINE = re.compile(rb"([0-9]+)([:-])([0-9]+)[:-]")
 
 
 def _grep_argv(grep: str, pfile: str, source: str) -> list[str]:
     # -A 2: the one or two lines after a candidate, for a two-line reading waiting for its next non-blank line (the
-    # Python path feeds them too); printed "N-text", a candidate "N:text", groups apart "--"
-    return [grep, "-a", "-n", "-A", "2", "-E", "-f", pfile, "--", source]
+    # Python path feeds them too); printed "N-B-text", a candidate "N:B:text" (-b: B, the line's byte offset, from
+    # which the lines after the last one printed are counted), groups apart "--"
+    return [grep, "-a", "-n", "-b", "-A", "2", "-E", "-f", pfile, "--", source]
 
 
-def _feed_grep_output(sc: Scanner, out: IO[bytes], head_lines: int) -> None:
+def _feed_grep_output(sc: Scanner, out: IO[bytes], head_lines: int) -> tuple[int, int]:
     """Feed grep's candidate lines (past the head, which Python read whole) as the Python path feeds the lines its key
     trie finds (``Scanner.feed_block``): a repeated traceback frame is skipped, the line after a two-line reading's
-    first line is given to it."""
+    first line is given to it.  Returns (the number, the byte offset) of the last line grep printed, (0, 0) if none."""
     last = 0
+    last_printed = (0, 0)
     feed, pending, repeated = sc.feed, sc.has_pending, sc.repeated_frame_line
     for _, raw in iter_lines(out):
         m = _GREP_LINE.match(raw)
         if m is None:  # "--" between groups
             continue
         n = int(m.group(1))
+        last_printed = (n, int(m.group(3)))
         if n <= head_lines:
             continue
         rest = raw[m.end():]
@@ -107,6 +110,22 @@ def _feed_grep_output(sc: Scanner, out: IO[bytes], head_lines: int) -> None:
             continue
         feed(n, _cut(rest))
         last = n
+    return last_printed
+
+
+def _count_lines_from(fd: int, line: int, start: int) -> int:
+    """The file's line count (its newlines, plus a last line without one), given that line number ``line`` starts at
+    byte ``start``: the newlines from there to the end are counted (the file's tail after grep's last printed line:
+    its whole length only when grep printed nothing past the head)."""
+    newlines, pos, last = 0, start, b"\n"
+    while True:
+        b = os.pread(fd, CHUNK_READ, pos)
+        if not b:
+            break
+        newlines += b.count(b"\n")
+        pos += len(b)
+        last = b[-1:]
+    return line - 1 + newlines + (0 if last == b"\n" else 1)
 
 
 def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None = None,
@@ -153,7 +172,7 @@ def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None =
         if on_head is not None:
             on_head(head)
         assert proc.stdout is not None
-        _feed_grep_output(sc, proc.stdout, head_lines)
+        printed, at = _feed_grep_output(sc, proc.stdout, head_lines)
         proc.stdout.close()
         rc = proc.wait()
         if rc not in (0, 1):
@@ -163,6 +182,19 @@ def scan_file_fast(path: str, catalog: Catalog | None = None, grep: str | None =
             proc.kill()
             proc.wait()
         os.unlink(pfile)
+    # the file's own line count (the last line grep printed is not the last line): from the later of grep's last
+    # printed line and the end of the head's whole lines
+    if printed <= head_lines:
+        printed, at = head_lines + 1, head.rfind(b"\n", 0, HINT_BYTES) + 1
+    try:
+        if fd is not None:
+            total = _count_lines_from(fd, printed, offset + at)
+        else:
+            with open(path, "rb") as fh:
+                total = _count_lines_from(fh.fileno(), printed, at)
+        sc.result.lines = max(sc.result.lines, total)
+    except OSError:
+        pass
     if sc.result.lines < head_lines:
         sc.result.lines = head_lines
     return sc.result, head
@@ -254,7 +286,7 @@ def scan_stream_fast(stream: Any, catalog: Catalog | None = None, system: Any = 
     t.start()
     try:
         head_lines = _feed_head(sc, head)
-        _feed_grep_output(sc, proc.stdout, head_lines)
+        _feed_grep_output(sc, proc.stdout, head_lines)  # the lines are counted as the pump hands them to grep
         proc.stdout.close()
         t.join()
         proc.wait()

@@ -123,6 +123,10 @@ def _spawn(system: "System | None", argv: Sequence[str], environ: Mapping[str, s
 
 # ----------------------------------------------------------------------------------------- capture
 SENTINEL = "gpuvet-end-of-output-7f3a9c"  # fed last to grep: its line number counts the middle's lines
+_SENTINEL_B = SENTINEL.encode()
+SHAPE_KEEP = 2  # kept lines of one shape (MiddleScan's keep policy)
+SHAPE_BYTES = 256
+MAX_SHAPES = 1 << 16
 MIDDLE_QUEUE = 64 * 1024 * 1024  # bytes of omitted output waiting for grep; past that, only their newlines
 COALESCE_BYTES = 64 * 1024  # a read smaller than this: wait COALESCE_S before the next one
 COALESCE_S = 0.004
@@ -136,12 +140,21 @@ PREFILTER_SWITCH_S = 0.0005  # the GIL switch interval while the prefilter's pat
 
 
 def middle_patterns() -> list[str]:
-    """The prefilter for the omitted middle: every signature pattern (the KB table, not compiled: compiling the
-    catalog costs ~0.2 s and is only needed at the end) and the fact patterns."""
+    """The prefilter for the omitted middle: the catalog's key trie (``Catalog.grep_pattern``, one small POSIX ERE:
+    the lines it selects are the lines ``gpuvet diagnose``'s prefilter selects), from the shipped signature index
+    (the KB table's patterns, not compiled: compiling the catalog costs ~0.2 s and is only needed at the end).
+    Until day 9 it was every signature and fact pattern (829), whose DFA grep built at ~0.1 MB/s on varied real log
+    text (bench/results/diagnose_speed-day8.md): on such output the middle fell behind and went unscanned."""
     from gpuvet import kb
+    from gpuvet.logs import index
     from gpuvet.logs.fact_patterns import PREFILTER_PATTERNS  # not logs.extract: its import compiles it all
+    from gpuvet.logs.signatures import compute_index, ere_trie, index_digest, routing_patterns
 
-    return [p for e in kb.load().table("signatures") for p in e["patterns"]] + list(PREFILTER_PATTERNS)
+    pats = routing_patterns(kb.load().table("signatures"))
+    extra = list(PREFILTER_PATTERNS)
+    doc = index.section("signatures", index_digest(pats, extra)) or compute_index(pats, extra)
+    trie = ere_trie(doc["keys"])
+    return [trie] if trie else []
 
 
 def _await_exit(pid: int, timeout: float, fallback_sleep: float = 0.0) -> None:
@@ -166,12 +179,21 @@ def _await_exit(pid: int, timeout: float, fallback_sleep: float = 0.0) -> None:
 
 
 class MiddleScan:
-    """The omitted middle of the output, streamed through ``grep -a -n -E -f PATTERNS`` (a DFA matcher in its
-    own process, off the pass-through path).  No thread of its own: the pump's poll loop writes to grep's
-    (non-blocking) stdin when it can take more and reads grep's output when there is some.  The lines grep
-    prints are kept, bounded.  Line numbers are grep's (1 = the middle's first line).  Should grep fall
-    behind by more than ``MIDDLE_QUEUE`` bytes, a queued block is replaced by its newlines, so the numbering
-    stays right."""
+    """The omitted middle of the output, streamed through ``grep -a -n -A 2 -E -f PATTERNS`` (a DFA matcher in its
+    own process, off the pass-through path; PATTERNS: :func:`middle_patterns`, the key trie).  No thread of its own:
+    the pump's poll loop writes to grep's (non-blocking) stdin when it can take more and reads grep's output when
+    there is some.  Line numbers are grep's (1 = the middle's first line).  Should grep fall behind by more than
+    ``MIDDLE_QUEUE`` bytes, a queued block is replaced by its newlines, so the numbering stays right.
+
+    The keep policy (which of the lines grep selects are kept for the diagnosis, in bounded memory):
+
+    * a selected line is kept while fewer than ``SHAPE_KEEP`` kept lines have its shape (the line without its digits,
+      its first ``SHAPE_BYTES``): a message a job repeats every step (a warning with a step number, a progress line
+      holding a key) is kept twice, every other message is kept, wherever it sits in the middle;
+    * the one or two lines grep prints after a kept line (``-A 2``) are kept with it, as context: the Python path
+      gives a two-line reading (a REPL call, then the value it printed) its next line, so this path does too;
+    * at most ``max_kept`` lines: the first half stays, the rest is a ring of the newest (a late message, nearest the
+      tail where jobs print their error, always finds room); what is dropped is counted (``dropped_lines``)."""
 
     def __init__(self, grep: str, patterns: Sequence[str], system: System | None = None,
                  max_kept: int = MAX_KEPT_LINES):
@@ -182,7 +204,10 @@ class MiddleScan:
         fd, self.pfile = tempfile.mkstemp(prefix="gpuvet-patterns-", suffix=".txt")  # 0600, unpredictable
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write("\n".join(list(patterns) + [SENTINEL]) + "\n")
-        self.kept: list[tuple[int, bytes]] = []
+        self._first: list[tuple[int, bytes]] = []  # the first max_kept/2 kept lines
+        self._last: deque[tuple[int, bytes]] = deque(maxlen=max(1, max_kept - max_kept // 2))  # then the newest
+        self._shapes: dict[bytes, int] = {}  # shape -> kept lines of that shape (bounded: MAX_SHAPES)
+        self._kept_at = -10  # grep's number of the last line kept (its context lines follow it)
         self.newlines = 0  # newlines in what was fed: from the line number grep gives the sentinel
         self.dropped_lines = 0
         self.skipped_bytes = 0
@@ -202,7 +227,7 @@ class MiddleScan:
         self._ended = False
         self._next_pace = 0.0
         try:
-            self.proc = _spawn(system, [grep, "-a", "-n", "-E", "-f", self.pfile], None, {"LC_ALL": "C"},
+            self.proc = _spawn(system, [grep, "-a", "-n", "-A", "2", "-E", "-f", self.pfile], None, {"LC_ALL": "C"},
                                stdin_pipe=True)
         except (OSError, ValueError):
             self._unlink()
@@ -300,16 +325,44 @@ class MiddleScan:
             self._take(raw)
 
     def _take(self, raw: bytes) -> None:
-        num, sep, rest = raw.partition(b":")
-        if not sep or not num.isdigit():
+        """One line of grep's output: ``N:line`` (selected), ``N-line`` (context after a selected line) or ``--``."""
+        c, d = raw.find(b":", 0, 24), raw.find(b"-", 0, 24)
+        k = c if d < 0 or 0 <= c < d else d
+        if k <= 0 or not raw[:k].isdigit():
             return
-        if rest == SENTINEL.encode():
-            self.newlines = int(num) - 2  # fed + "\n" + sentinel: the sentinel is line newlines + 2
+        n, rest = int(raw[:k]), raw[k + 1:]
+        if k == d:  # context: kept with the line it follows, when that was kept
+            if n - self._kept_at <= 2:
+                self._keep(n, rest)
             return
-        if len(self.kept) < self.max_kept:
-            self.kept.append((int(num), rest[:MAX_KEPT_LINE]))
-        else:
+        if rest == _SENTINEL_B:
+            self.newlines = n - 2  # fed + "\n" + sentinel: the sentinel is line newlines + 2
+            return
+        shape = rest[:SHAPE_BYTES].translate(None, b"0123456789")
+        seen = self._shapes.get(shape, 0)
+        if seen >= SHAPE_KEEP:
             self.dropped_lines += 1
+            return
+        if len(self._shapes) >= MAX_SHAPES:
+            self._shapes.clear()
+        self._shapes[shape] = seen + 1
+        self._kept_at = n
+        self._keep(n, rest)
+
+    def _keep(self, n: int, rest: bytes) -> None:
+        item = (n, rest[:MAX_KEPT_LINE])
+        if len(self._first) < self.max_kept // 2:
+            self._first.append(item)
+            return
+        last = self._last
+        if len(last) == last.maxlen:
+            self.dropped_lines += 1
+        last.append(item)
+
+    @property
+    def kept(self) -> list[tuple[int, bytes]]:
+        """(grep's line number, line) of the kept lines, in order (the keep policy: the class's docstring)."""
+        return self._first + list(self._last)
 
     def close_input(self) -> None:
         """Everything is fed: the sentinel goes last; grep's stdin closes once the queue is written."""
@@ -1549,8 +1602,8 @@ def _scan(oc: Outcome, catalog, extra_lines: Sequence[str] = (), prefilter: Call
     # 3. the middle's kept lines (already prefilter hits), bounded
     if len(kept) > DIAG_MIDDLE_LINES:
         kept = kept[: DIAG_MIDDLE_LINES // 2] + kept[-(DIAG_MIDDLE_LINES // 2):]
-    for n, ln in kept:
-        sc.feed_block(n, ln)
+    for n, blk in kept_blocks(kept):
+        sc.feed_block(n, blk)
     # 4. the tail: through grep but its last DIAG_FULL_BYTES, which get the full scan
     if tail is not None:
         t_first, t_block = tail
@@ -1582,8 +1635,28 @@ def _scan_bulk(sc, first: int, block: bytes, prefilter: Callable[[], MiddleScan 
         return
     scan.feed(block)
     scan.drain()
-    for n, ln in scan.kept:
-        sc.feed_block(first + n - 1, ln + b"\n")
+    for n, blk in kept_blocks(scan.kept):
+        sc.feed_block(first + n - 1, blk)
+
+
+def kept_blocks(kept: Sequence[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+    """Kept lines as blocks of consecutive lines (first line number, the lines with their newlines): a selected line
+    and the context after it are read together, as the Python path reads them (a two-line reading gets its next
+    line; ``Scanner.feed_block`` reads a context line only for that)."""
+    out: list[tuple[int, bytes]] = []
+    start, prev = 0, -2
+    lines: list[bytes] = []
+    for n, ln in kept:
+        if n != prev + 1 and lines:
+            out.append((start, b"\n".join(lines) + b"\n"))
+            lines = []
+        if not lines:
+            start = n
+        lines.append(ln)
+        prev = n
+    if lines:
+        out.append((start, b"\n".join(lines) + b"\n"))
+    return out
 
 
 def _background(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:

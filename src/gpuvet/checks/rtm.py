@@ -394,7 +394,10 @@ def hsa_api_version_read_as_rocm_release(ctx: Context) -> Iterable:
     others = ([(r, f"ROCm {r.get('version')}") for r in _system_rocm(facts)]
               + [(c, f"{c.get('name')} HIP {c.get('version')}") for c in facts.table("compilers")
                  if c.get("name") in ("hipcc", "hipconfig") and major_minor(c.get("version"))]
-              + [(b, f"{_amd_label(b)} HIP {b.get('hip')}") for b in _hip_builds(facts)])
+              + [(b, f"{_amd_label(b)} HIP {b.get('hip')}") for b in _hip_builds(facts)]
+              # `hipconfig --version`'s answer (a HIP runtime row read from the paste) is the same HIP version
+              + [(r, f"hipconfig HIP {r.get('version')}") for r in facts.table("runtimes")
+                 if r.get("vendor") == "amd" and r.get("name") == "hip-runtime" and major_minor(r.get("version"))])
     h = hsa[0]
     others = [(r, label) for r, label in others if major_minor(label.split()[-1]) != major_minor(h.get("version"))]
     if not others:

@@ -93,14 +93,16 @@ class LiteralGate:
         g.always, g.exact, g.folded = always, tuple(exact), tuple(folded)
         return g
 
-    def __call__(self, text: str) -> bool:
+    def __call__(self, text: str, low: str | None = None) -> bool:
+        """``low``: ``text.lower()`` when the caller has it (several gates on one large text lower it once)."""
         if self.always:
             return True
         for n in self.exact:
             if n in text:
                 return True
         if self.folded:
-            low = text.lower()
+            if low is None:
+                low = text.lower()
             for n in self.folded:
                 if n in low:
                     return True

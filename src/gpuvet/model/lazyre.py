@@ -42,3 +42,38 @@ class LazyPattern:
 def lazy(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """A pattern compiled on first use, typed as the compiled pattern it behaves as."""
     return cast("re.Pattern[str]", LazyPattern(pattern, flags))
+
+
+class LineStartPattern:
+    """A MULTILINE alternation whose every branch is anchored at a line start (``^(?:B1|B2|...)``), for a yes/no
+    ``search`` on large texts.
+
+    CPython's ``re`` tries ``^`` (and then every branch) at every position of the text: ~0.1-0.2 s for 1 MiB of a
+    log.  Here only the branches whose literal gate (``model.gate.LiteralGate``: a literal every match of the branch
+    holds) the text passes are searched, as ``(?:Bi|...)`` at the text's start, then ``\n(?:Bi|...)``: a pattern
+    that begins with a literal newline is scanned for it at memchr speed and tried at line starts only.  The same
+    texts match (``^`` under MULTILINE is the start or the position after a newline; a gate never refuses a text its
+    branch matches); a match found after a newline begins at that newline.  ``pattern`` and ``flags`` are the
+    ``^(?:...)`` form; nothing compiles before the first search."""
+
+    def __init__(self, branches: list[str], flags: int = 0) -> None:
+        self.branches = list(branches)
+        self.pattern = "^(?:" + "|".join(self.branches) + ")"
+        self.flags = flags | re.M
+        self._gates: list[Any] | None = None
+        self._rx: dict[tuple[int, ...], tuple[re.Pattern[str], re.Pattern[str]]] = {}
+
+    def search(self, text: str) -> re.Match[str] | None:
+        if self._gates is None:
+            from gpuvet.model.gate import LiteralGate
+
+            self._gates = [LiteralGate(b, self.flags) for b in self.branches]
+        low = text.lower() if any(g.folded for g in self._gates) else None
+        active = tuple(i for i, g in enumerate(self._gates) if g(text, low))
+        if not active:
+            return None
+        pair = self._rx.get(active)
+        if pair is None:
+            body = "(?:" + "|".join(self.branches[i] for i in active) + ")"
+            pair = self._rx[active] = (re.compile(body, self.flags), re.compile("\n" + body, self.flags))
+        return pair[0].match(text) or pair[1].search(text)

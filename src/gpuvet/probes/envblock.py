@@ -49,7 +49,7 @@ from typing import Callable
 from gpuvet.model import Row, row
 from gpuvet.model.versions import normalise_name
 
-from ..model.lazyre import lazy
+from ..model.lazyre import LineStartPattern, lazy
 from .mentions import NV_GPU_RE, PROSE_GPU, _nv_gpu_name, _snippet, _torch_row
 from .prose import STATED, changed
 
@@ -566,13 +566,15 @@ def _comfy_arch(text: str, source: str) -> list[Row]:
 
 # the cheap gate parse_report runs first: a labelled line of a kind read here, a Markdown table row, an issue-form
 # heading, an A1111 footer, xformers.info
-_ANY = re.compile(  # every branch anchored at a line start: a log that holds none costs one test per line
-    r"^(?:[ \t>]*(?:[-*+•][ \t]+|\d{1,2}[.)][ \t]+)?[*`_]*(?:\U0001F917[ \t]*)?"
+# every branch anchored at a line start: searched at line starts only (model/lazyre.LineStartPattern)
+_ANY = LineStartPattern([
+    # the first letter of a label word ahead of the words: a line that starts otherwise ("  File ...") fails at once
+    r"[ \t>]*(?:[-*+•][ \t]+|\d{1,2}[.)][ \t]+)?[*`_]*(?:\U0001F917[ \t]*)?(?=[acdghiknoprstv])"
     r"(?:(?:py)?torch|rocm|amd[ \t]+rocm|cuda|nvidia|driver|gpu|graphics|video card|hardware|accelerator|card|os\b|"
     r"operating|distr|platform|kernel|torchvision|torchaudio|triton|numpy|transformers|accelerate|diffusers|"
-    r"huggingface|safetensors|installed rocm|system rocm|host rocm|amd arch)[^\n]{0,80}?[:=|]"
-    r"|[ \t]*\|[^\n]{0,200}\|[ \t]*$|[ \t]*#{2,4}[ \t]+\w|[^\n•]{0,120}•[^\n•]{0,80}•"
-    r"|(?:torch|nvcc)[\w ]{0,20} \.{3,} )", re.M | re.I)
+    r"huggingface|safetensors|installed rocm|system rocm|host rocm|amd arch)[^\n]{0,80}?[:=|]",
+    r"[ \t]*\|[^\n]{0,200}\|[ \t]*$", r"[ \t]*##{1,3}[ \t]+\w", r"[^\n•]{0,120}•[^\n•]{0,80}•",
+    r"(?:torch|nvcc)[\w ]{0,20} \.{3,} "], re.I)
 
 
 def has_envblock(text: str) -> bool:

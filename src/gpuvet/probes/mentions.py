@@ -31,23 +31,23 @@ from ..model.lazyre import lazy
 
 _VER3 = r"\d+\.\d+(?:\.\d+)?"
 # /opt/rocm-5.6.1/..., /opt/rocm-6.0.0, InstalledDir: /opt/rocm-5.6.1/llvm/bin ("/opt/rocm-5.6.1" then end or /)
-ROCM_PATH_RE = re.compile(r"(?<![\w.-])/opt/rocm-(" + _VER3 + r")(?![\w.])")
+ROCM_PATH_RE = lazy(r"(?<![\w.-])/opt/rocm-(" + _VER3 + r")(?![\w.])")
 # AMD clang's banner: "AMD clang version 16.0.0 (https://github.com/RadeonOpenCompute/llvm-project roc-5.6.1 23332 ...)"
 # (also collect_env's "Clang version: 16.0.0 (... roc-5.6.1 ...)")
 CLANG_ROC_RE = lazy(r"clang version:? \d+\.\d+\.\d+\S* \(\S*llvm-project\S* roc-(" + _VER3 + r")\b", re.I)
 # hipcc -v / clang: "Found HIP installation: /opt/rocm-5.7.0, version 5.7.31921"
-FOUND_HIP_RE = re.compile(r"Found HIP installation: (\S+?),? version (\d+\.\d+\.\d+)")
+FOUND_HIP_RE = lazy(r"Found HIP installation: (\S+?),? version (\d+\.\d+\.\d+)")
 # ls /opt, ls -d /opt/rocm*: a bare "rocm-5.6.1" name in a listing line
-LS_ROCM_RE = re.compile(r"(?:^|\s)rocm-(\d+\.\d+\.\d+)(?=\s|$|/)")
-LS_LINE_RE = re.compile(r"^(?:[\w.+-]+/?\s+)*rocm-\d+\.\d+\.\d+/?(?:\s+[\w.+-]+/?)*\s*$")
+LS_ROCM_RE = lazy(r"(?:^|\s)rocm-(\d+\.\d+\.\d+)(?=\s|$|/)")
+LS_LINE_RE = lazy(r"^(?:[\w.+-]+/?\s+)*rocm-\d+\.\d+\.\d+/?(?:\s+[\w.+-]+/?)*\s*$")
 # the version file: "cat /opt/rocm/.info/version" then "5.6.1-93"; grep -r output "/opt/rocm/.info/version:5.6.1-93"
 INFO_CMD_RE = lazy(r"(/opt/rocm[\w.-]*)/\.info/version(?::\s*(\d+\.\d+\.\d+)(?:-\d+)?)?")
-INFO_VALUE_RE = re.compile(r"^\s*(\d+\.\d+\.\d+)(?:-\d+)?\s*$")
+INFO_VALUE_RE = lazy(r"^\s*(\d+\.\d+\.\d+)(?:-\d+)?\s*$")
 # apt list --installed: "rocm-core/jammy,now 5.6.1.50601-93~22.04 amd64 [installed,automatic]"
-APT_RE = re.compile(r"^([a-z0-9][a-z0-9.+-]*)/[\w,.-]+ (\S+) (?:amd64|arm64|all|i386)\b.*\[installed")
+APT_RE = lazy(r"^([a-z0-9][a-z0-9.+-]*)/[\w,.-]+ (\S+) (?:amd64|arm64|all|i386)\b.*\[installed")
 # rpm -qa / dnf list installed: "rocm-core-5.6.1.50601-93.el9.x86_64", "rocm-core.x86_64  5.6.1.50601-93.el9  @rocm"
-RPM_RE = re.compile(r"^(rocm-core|hip-runtime-amd|amdgpu-dkms)-(\d+\.\d+\.\d+\.\d+)-\S+\.(?:x86_64|noarch|aarch64)\s*$")
-DNF_RE = re.compile(r"^(rocm-core|hip-runtime-amd|amdgpu-dkms)\.(?:x86_64|noarch)\s+(?:\d+:)?(\d+\.\d+\.\d+\.\d+)-\S+")
+RPM_RE = lazy(r"^(rocm-core|hip-runtime-amd|amdgpu-dkms)-(\d+\.\d+\.\d+\.\d+)-\S+\.(?:x86_64|noarch|aarch64)\s*$")
+DNF_RE = lazy(r"^(rocm-core|hip-runtime-amd|amdgpu-dkms)\.(?:x86_64|noarch)\s+(?:\d+:)?(\d+\.\d+\.\d+\.\d+)-\S+")
 # pacman -Q (Arch, CachyOS, Manjaro: ROCm packaged with the release as its version): "rocm-core 5.6.1-1",
 # "hip-runtime-amd 5.6.1-1"
 PACMAN_RE = lazy(r"^(rocm-core|hip-runtime-amd)\s+(\d+\.\d+\.\d+)-\d+(?:\.\d+)?\s*$")
@@ -58,93 +58,100 @@ DKMS_RE = lazy(r"^amdgpu(?:/|, )(\d+\.\d+\.\d+)-[\w.~-]+, (\S+), (\S+): installe
 # `docker images` / `docker image ls` rows name the repository and the tag in columns of their own:
 # "rocm/pytorch   rocm5.6_ubuntu20.04_py3.8_pytorch_2.0.1   0c8a5d3f0e2b   2 weeks ago   52.3GB"
 DOCKER_IMAGES_RE = lazy(r"^(?:docker\.io/)?rocm/([a-z0-9._-]+)[ \t]+((?:rocm-?)?(" + _VER3 + r")(?=[_.\s-])\S*)[ \t]+[0-9a-f]{12}\b")
-IMAGE_RE = lazy(r"(?<![\w./-])(?:docker\.io/)?rocm/([a-z0-9._-]+):(?:rocm-?)?(" + _VER3 + r")(?=[_:\s-]|$)")
+# (also as a URI: apptainer / singularity `docker://rocm/dev-ubuntu-22.04:5.6.1`)
+# (a tag may be followed by its digest, BuildKit's "FROM docker.io/rocm/...:5.6.1@sha256:...", or by podman's
+# "Trying to pull docker.io/rocm/...:5.6.1...")
+IMAGE_RE = lazy(r"(?:(?<![\w./-])|(?<=docker://))(?:docker\.io/)?rocm/([a-z0-9._-]+):(?:rocm-?)?(" + _VER3
+                + r")(?=[_:\s@-]|\.\.\.|$)")
 # torch versions printed by pip list / conda list / freeze / wheel names / print(torch.__version__)
 TORCH_VER = r"(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?(?:\+(?:rocm|cu|cpu|xpu)[\w.]*)?)"
 WHEEL_RE = lazy(r"(?<![\w-])(torch|torchvision|torchaudio|jaxlib|tensorflow_rocm|tensorflow)-"
                       r"(\d+\.\d+\.\d+[\w.]*(?:(?:\+|%2B)[\w.]+)?)-cp\d+-[\w]+-(?:linux|manylinux)[\w.]*\.whl")
-PKG_LINE_RE = re.compile(r"^(?:\[(?:pip3?|conda)\]\s+|- )?(torch|pytorch|torchvision|torchaudio)(?:\s*==\s*|\s+)" + TORCH_VER
+PKG_LINE_RE = lazy(r"^(?:\[(?:pip3?|conda)\]\s+|- )?(torch|pytorch|torchvision|torchaudio)(?:\s*==\s*|\s+)" + TORCH_VER
                          + r"(?:\s+(pypi_0|<pip>|[\w.]*(?:_|py\d)[\w.]*)(?:\s+\S+)?)?\s*$")
 # conda build strings name the variant: the pytorch channel's "py3.9_cuda11.3_cudnn8.3.2_0" / "py3.9_cpu_0",
 # conda-forge's "cuda118py310h5cdf07d_300" / "cuda120_py311h..." / "cpu_generic_py310h1e4ec9c_0" / "cpu_py38h92724a6_0"
-CONDA_CUDA_RE = re.compile(r"(?:^|_)cuda(\d+)\.(\d)(?:_|$)|^cuda(\d{2})(\d)(?:_?py|_|$)")
-CONDA_CPU_RE = re.compile(r"(?:^|_)cpu(?:_|$)")
-VERSION_PRINT_RE = re.compile(r"^\s*" + TORCH_VER + r"\s+(\d+\.\d+\.\d+-[0-9a-f]+|\d+\.\d+\.\d+|\d+\.\d+|None)\s*$")
+CONDA_CUDA_RE = lazy(r"(?:^|_)cuda(\d+)\.(\d)(?:_|$)|^cuda(\d{2})(\d)(?:_?py|_|$)")
+CONDA_CPU_RE = lazy(r"(?:^|_)cpu(?:_|$)")
+VERSION_PRINT_RE = lazy(r"^\s*" + TORCH_VER + r"\s+(\d+\.\d+\.\d+-[0-9a-f]+|\d+\.\d+\.\d+|\d+\.\d+|None)\s*$")
 # the same two values at the Python prompt, as the tuple's repr: ">>> torch.__version__, torch.version.hip" answers
 # "('2.3.0.dev20240215+rocm5.7', '5.7.31921-d1770ee1b')" (None unquoted)
-TUPLE_PRINT_RE = re.compile(r"^\s*\(\s*(['\"])" + TORCH_VER + r"\1\s*,\s*(?:(['\"])(\d+\.\d+(?:\.\d+)?(?:-[0-9a-f]+)?)\3|(None))"
+TUPLE_PRINT_RE = lazy(r"^\s*\(\s*(['\"])" + TORCH_VER + r"\1\s*,\s*(?:(['\"])(\d+\.\d+(?:\.\d+)?(?:-[0-9a-f]+)?)\3|(None))"
                             r"\s*\)\s*$")
 # pip show's Version field written after its command on one line ("pip show torch -> Version: 2.5.0+rocm6.2",
 # "$ pip show torch | grep Version  Version: 2.1.0+cu121")
-PIP_SHOW_INLINE_RE = re.compile(r"\bpip3?\s+show\s+(?:py)?torch\b[^\n]{0,60}?\bVersion:\s*" + TORCH_VER + r"(?![\w.+])")
+PIP_SHOW_INLINE_RE = lazy(r"\bpip3?\s+show\s+(?:py)?torch\b[^\n]{0,60}?\bVersion:\s*" + TORCH_VER + r"(?![\w.+])")
 # (at the Python prompt, ">>> torch.__version__" answers with the repr: '2.3.0.dev20240215+rocm5.7')
-LONE_TORCH_RE = re.compile(r"^\s*(['\"]?)(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?\+(?:rocm|cu)[\w.]+)\1\s*$")
-LABELLED_TORCH_RE = re.compile(r"^\s*(?:torch|pytorch|PyTorch)(?: version)?\s*[:=]\s*" + TORCH_VER + r"\s*$")
-SUCCESS_RE = re.compile(r"Successfully installed .*?\btorch-(\d+\.\d+\.\d+[\w.]*(?:\+[\w.]+)?)(?:\s|$)")
-HSA_RT_RE = re.compile(r"^\s*Runtime Version:\s+(1\.\d+)\s*$")
+LONE_TORCH_RE = lazy(r"^\s*(['\"]?)(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?\+(?:rocm|cu)[\w.]+)\1\s*$")
+LABELLED_TORCH_RE = lazy(r"^\s*(?:torch|pytorch|PyTorch)(?: version)?\s*[:=]\s*" + TORCH_VER + r"\s*$")
+SUCCESS_RE = lazy(r"Successfully installed .*?\btorch-(\d+\.\d+\.\d+[\w.]*(?:\+[\w.]+)?)(?:\s|$)")
+HSA_RT_RE = lazy(r"^\s*Runtime Version:\s+(1\.\d+)\s*$")
 # apt show / apt-cache show / dpkg -s paragraphs: "Package: rocm-libs" and, a few lines below, "Version: 6.4.0.60400-47~22.04";
 # pip show: "Name: torch" then "Version: 2.3.0.dev20240215+rocm5.7"
-PKG_FIELD_RE = re.compile(r"^(Package|Name):\s*([A-Za-z0-9][A-Za-z0-9.+_-]*)\s*$")
-VERSION_FIELD_RE = re.compile(r"^Version:\s*(\S+)\s*$")
+PKG_FIELD_RE = lazy(r"^(Package|Name):\s*([A-Za-z0-9][A-Za-z0-9.+_-]*)\s*$")
+VERSION_FIELD_RE = lazy(r"^Version:\s*(\S+)\s*$")
 # PyTorch's cmake summary ("***** Library versions from dpkg *****"): "rocm-dev VERSION: 6.2.0.60200-66~20.04"
-DPKG_SUMMARY_RE = re.compile(r"^([a-z0-9][a-z0-9.+-]*) VERSION: (\d[\w.:~+-]*)\s*$")
+DPKG_SUMMARY_RE = lazy(r"^([a-z0-9][a-z0-9.+-]*) VERSION: (\d[\w.:~+-]*)\s*$")
 # ROCm meta packages versioned with the ROCm release itself (AMD's X.Y.Z.NNNNN numbering)
 ROCM_META = ("rocm-core", "rocm-libs", "rocm-dev", "rocm-hip-runtime", "rocm-hip-sdk", "rocm-hip-libraries",
              "rocm-language-runtime", "rocm-utils", "rocm-ml-sdk", "rocm")
 # modinfo amdgpu: "filename:  /lib/modules/5.11.0-37-generic/updates/dkms/amdgpu.ko" then "version:  5.11.14"
-MODINFO_FILE_RE = re.compile(r"^filename:\s+(\S*/amdgpu\.ko(?:\.[xg]z|\.zst)?)\s*$")
-MODINFO_VER_RE = re.compile(r"^version:\s+(\d+\.\d+\.\d+[\d.]*)\s*$")
-MODINFO_CMD_RE = re.compile(r"\bmodinfo\s+amdgpu\b")
+MODINFO_FILE_RE = lazy(r"^filename:\s+(\S*/amdgpu\.ko(?:\.[xg]z|\.zst)?)\s*$")
+MODINFO_VER_RE = lazy(r"^version:\s+(\d+\.\d+\.\d+[\d.]*)\s*$")
+MODINFO_CMD_RE = lazy(r"\bmodinfo\s+amdgpu\b")
 # cat /sys/module/amdgpu/version (or grep -H): "/sys/module/amdgpu/version: 5.18.2.22.40", or the value on the next line
-SYSMOD_RE = re.compile(r"/sys/module/amdgpu/version(?::\s*(\d+\.\d+\.\d+[\d.]*))?")
-SYSMOD_VALUE_RE = re.compile(r"^\s*(\d+\.\d+\.\d+[\d.]*)\s*$")
+SYSMOD_RE = lazy(r"/sys/module/amdgpu/version(?::\s*(\d+\.\d+\.\d+[\d.]*))?")
+SYSMOD_VALUE_RE = lazy(r"^\s*(\d+\.\d+\.\d+[\d.]*)\s*$")
 # torch.version.hip printed alone ("6.0.32830-d62f6a171"), or at a REPL ("'6.0.32830-d62f6a171'")
-HIP_PRINT_RE = re.compile(r"^\s*['\"]?(\d+\.\d+\.\d{4,6}(?:-[0-9a-f]+)?)['\"]?\s*$")
-HIP_CMD_RE = re.compile(r"torch\.version\.hip\b")
+# hipconfig --version prints no newline (hipconfig.pl: print $HIP_VERSION): the shell's next prompt follows the version
+HIP_PRINT_RE = lazy(r"^\s*['\"]?(\d+\.\d+\.\d{4,6}(?:-[0-9a-f]+)?)['\"]?(?:\s*$|(?=[\w.-]+@[\w.-]+:\S*[$#]|\$(?:\s|$)))")
+HIP_CMD_RE = lazy(r"torch\.version\.hip\b")
 # `hipconfig --version` (or `hipconfig -v`) echoed as a command, its output (5.6.31062 or 5.6.31062-hash) on the next line
-HIPCONFIG_CMD_RE = re.compile(r"(?:^|[\s$#>])hipconfig(?:\s+--version|\s+-v)\s*$")
+HIPCONFIG_CMD_RE = lazy(r"(?:^|[\s$#>])hipconfig(?:\s+--version|\s+-v)\s*$")
 # The GPU as the frameworks and apps print it (each regex is the print statement's shape):
 # ComfyUI / Fooocus model_management: "Device: cuda:0 AMD Radeon RX 6600 : native"
-DEV_COMFY_RE = re.compile(r"^Device: (?:cuda|hip):(\d+) (.+?) : (?:native|cudaMallocAsync|[\w.-]+)\s*$")
+DEV_COMFY_RE = lazy(r"^Device: (?:cuda|hip):(\d+) (.+?) : (?:native|cudaMallocAsync|[\w.-]+)\s*$")
 # llama.cpp ggml-cuda on HIP: "  Device 0: AMD Radeon RX 7900 XTX, gfx1100 (0x1100), VMM: no, Wave Size: 32"
-DEV_GGML_RE = re.compile(r"^\s*Device (\d+): (.+?), (gfx[0-9a-f]+)(?::[\w+:-]+)?(?: \(0x[0-9a-f]+\))?, VMM: ")
+DEV_GGML_RE = lazy(r"^\s*Device (\d+): (.+?), (gfx[0-9a-f]+)(?::[\w+:-]+)?(?: \(0x[0-9a-f]+\))?, VMM: ")
 # older llama.cpp: "Device 1: AMD Radeon 780M, compute capability 11.0, VMM: no" (on HIP the gfx major/minor: the
 # name decides the target through the KB)
-DEV_GGML_CC_RE = re.compile(r"^\s*Device (\d+): (.+?), compute capability (\d+)\.(\d+), VMM: ")
+DEV_GGML_CC_RE = lazy(r"^\s*Device (\d+): (.+?), compute capability (\d+)\.(\d+), VMM: ")
 # ollama: msg="[0] GcnArchName: gfx1031", msg="inference compute" ... library=rocm ... compute=gfx1150 ... name="...",
 # msg="amdgpu is not supported" gpu=0 gpu_type=gfx1031
-DEV_OLLAMA_ARCH_RE = re.compile(r"\[(\d+)\] GcnArchName: (gfx[0-9a-f]+)|\bgpu=(\d+) gpu_type=(gfx[0-9a-f]+)")
-DEV_OLLAMA_COMPUTE_RE = re.compile(r"\bid=(\d+) library=rocm\b.*?\bcompute=(gfx[0-9a-f]+)(?:.*?\bname=\"?([^\"]+)\"?)?")
+DEV_OLLAMA_ARCH_RE = lazy(r"\[(\d+)\] GcnArchName: (gfx[0-9a-f]+)|\bgpu=(\d+) gpu_type=(gfx[0-9a-f]+)")
+DEV_OLLAMA_COMPUTE_RE = lazy(r"\bid=(\d+) library=rocm\b.*?\bcompute=(gfx[0-9a-f]+)(?:.*?\bname=\"?([^\"]+)\"?)?")
 # torch.cuda.get_device_properties(): "_CudaDeviceProperties(name='AMD Radeon RX 7900 XTX', major=11, minor=0, gcnArchName='gfx1100'"
-DEV_PROPS_RE = re.compile(r"_CudaDeviceProperties\(name='([^']+)'.*?gcnArchName='(gfx[0-9a-f]+)")
+DEV_PROPS_RE = lazy(r"_CudaDeviceProperties\(name='([^']+)'.*?gcnArchName='(gfx[0-9a-f]+)")
 # rocminfo fragments (rocminfo | grep gfx): "  Name:                    gfx1030"
-DEV_ROCMINFO_RE = re.compile(r"^\s*Name:\s+(gfx[0-9a-f]{3,4})\s*$")
+DEV_ROCMINFO_RE = lazy(r"^\s*Name:\s+(gfx[0-9a-f]{3,4})\s*$")
 # HSA_OVERRIDE_GFX_VERSION set in a command line, an export, an env dump or ollama's server config map
-HSA_OVERRIDE_RE = re.compile(r"\bHSA_OVERRIDE_GFX_VERSION[=:]\s*['\"]?(\d+\.\d+\.\d+)\b")
+HSA_OVERRIDE_RE = lazy(r"\bHSA_OVERRIDE_GFX_VERSION[=:]\s*['\"]?(\d+\.\d+\.\d+)\b")
 # ldd / /proc/PID/maps: "libamdhip64.so.5 => /opt/rocm-5.6.1/lib/libamdhip64.so.5 (0x...)"
-LDD_HIP_RE = re.compile(r"^\s*libamdhip64\.so(?:\.(\d+))?[.\d]* => (\S+)")
+LDD_HIP_RE = lazy(r"^\s*libamdhip64\.so(?:\.(\d+))?[.\d]* => (\S+)")
 
 # Names that carry the ROCm release in other package managers and module systems:
 # - AMD's package repository URL (apt sources.list lines, `apt-cache policy` tables, yum/dnf .repo files):
 #   `deb [arch=amd64] http://repo.radeon.com/rocm/apt/3.5.1/ xenial main` (ROCm/legacy-rocm-build issue 1183),
 #   apt's `Hit:9 https://repo.radeon.com/rocm/apt/5.3 focal` (issue 1713); "debian" / "latest" name no release
-REPO_URL_RE = re.compile(r"\brepo\.radeon\.com/rocm/(?:apt|yum|zyp|rhel\d*|el\d+|sles\d*|centos\d*)/(\d+\.\d+(?:\.\d+)?)(?=[/\s\"']|$)")
+REPO_URL_RE = lazy(r"\brepo\.radeon\.com/rocm/(?:apt|yum|zyp|rhel\d*|el\d+|sles\d*|centos\d*)/(\d+\.\d+(?:\.\d+)?)(?=[/\s\"']|$)")
 # - `apt-cache policy PKG` / `apt policy PKG`: the package's name alone on a line, then "Installed: VERSION"
-APT_POLICY_PKG_RE = re.compile(r"^([a-z0-9][a-z0-9.+-]*):\s*$")
-APT_POLICY_INSTALLED_RE = re.compile(r"^Installed:\s*(\d[\w.:~+-]*)\s*$")
+APT_POLICY_PKG_RE = lazy(r"^([a-z0-9][a-z0-9.+-]*):\s*$")
+APT_POLICY_INSTALLED_RE = lazy(r"^Installed:\s*(\d[\w.:~+-]*)\s*$")
 # - Lmod / Environment Modules (HPC clusters): `module list` rows "3) rocm/5.6.1", `module load rocm/6.4.1`
 #   (OLCF's Frontier batch scripts: github.com/olcf/olcf-user-docs pull 1068)
-LMOD_ROW_RE = re.compile(r"(?:^|\s)\d+\)\s+rocm/(\d+\.\d+\.\d+)(?=\s|\(|$)")
-LMOD_CMD_RE = re.compile(r"\bmodule\s+(?:load|add|swap|switch)\b[^#\n]*?\brocm/(\d+\.\d+\.\d+)(?=\s|$)")
+LMOD_ROW_RE = lazy(r"(?:^|\s)\d+\)\s+rocm/(\d+\.\d+\.\d+)(?=\s|\(|$)")
+# (Lmod's short form `ml rocm/5.6.1` = `module load rocm/5.6.1`: lmod.readthedocs.io, "ml: a convenient tool")
+LMOD_CMD_RE = lazy(r"(?:\bmodule\s+(?:load|add|swap|switch)\b|(?:^|[;&|$]\s*)ml(?:\s+(?:load|add|swap|switch))?(?=\s))"
+                         r"[^#\n]*?\brocm/(\d+\.\d+\.\d+)(?=\s|$)")
 # - Spack specs: spack's ROCm packages are versioned by the ROCm release (hip@5.6.1, `spack spec` trees
 #   "^hsa-rocr-dev@5.2.0%gcc@11.2.0", "^hsakmt-roct@5.3.0%gcc@9.4.0": github.com/spack/spack issues 32194, 33320)
-SPACK_RE = re.compile(r"(?<![\w-])(?:hip|hipcc|hip-rocclr|hsa-rocr-dev|hsakmt-roct|rocm-core|llvm-amdgpu|comgr|rocblas|hipblas|"
+SPACK_RE = lazy(r"(?<![\w-])(?:hip|hipcc|hip-rocclr|hsa-rocr-dev|hsakmt-roct|rocm-core|llvm-amdgpu|comgr|rocblas|hipblas|"
                       r"rocsolver|rocsparse|miopen-hip|rocm-device-libs|rocm-smi-lib|rocmcc)"
                       r"@(\d+\.\d+\.\d+)(?![\w.])")
 
-ROCM_CONTEXT_RE = re.compile(r"rocminfo|HSA System Attributes|Runtime Ext Version")
+ROCM_CONTEXT_RE = lazy(r"rocminfo|HSA System Attributes|Runtime Ext Version")
 # hip-runtime-amd / hip-dev versions carry HIP's own numbering: 5.6.31062.50601 -> HIP 5.6.31062, ROCm 5.6.1
-_ROCM_BUILD = re.compile(r"^(\d+\.\d+\.\d+)\.(\d)(\d{2})(\d{2})$")
+_ROCM_BUILD = lazy(r"^(\d+\.\d+\.\d+)\.(\d)(\d{2})(\d{2})$")
 
 
 def _rocm_from_build(v: str) -> str | None:
@@ -424,7 +431,7 @@ def parse_mentions(text: str, source: str) -> list[Row]:
 
 
 # uv's install summary: " - name==old" (removed) and " + name==new" (installed) rows, one space in front
-_UV_ROW = re.compile(r"^ [-+] [A-Za-z0-9][\w.-]*==\S+\s*$")
+_UV_ROW = lazy(r"^ [-+] [A-Za-z0-9][\w.-]*==\S+\s*$")
 
 
 def _uv_removed(lines: list[str], i: int) -> bool:
@@ -439,9 +446,9 @@ def _uv_removed(lines: list[str], i: int) -> bool:
 # is the CUDA 12.4 build; its metadata requires the nvidia-*-cu12 wheels on Linux x86_64); the PyTorch index labels
 # every other variant (+cpu, +cu118, +rocm6.2, +xpu), and its old unlabelled CPU wheels carry the linux_x86_64 tag,
 # never manylinux.  https://pypi.org/project/torch/#files, https://pytorch.org/get-started/previous-versions/
-_MANYLINUX_X86 = re.compile(r"-manylinux[\w.]*_x86_64(?:\.manylinux[\w.]*)?\.whl$")
+_MANYLINUX_X86 = lazy(r"-manylinux[\w.]*_x86_64(?:\.manylinux[\w.]*)?\.whl$")
 # pip show torch's "Requires:" field naming the NVIDIA runtime wheels (nvidia-cuda-runtime-cu12, nvidia-cublas-cu11...)
-_NV_REQUIRES = re.compile(r"\bnvidia-[a-z-]+-cu(1[0-9])\b")
+_NV_REQUIRES = lazy(r"\bnvidia-[a-z-]+-cu(1[0-9])\b")
 
 
 def _unlabelled_wheel_variant(wheel: str) -> str:
@@ -559,15 +566,26 @@ def _loaded_hip_row(path: str, soname_major: str | None, src: str, add) -> None:
                                   origin=origin, selected=True))
 
 
-_TORCH_CMD = re.compile(r"torch\.__version__|torch\.version\.(?:hip|cuda)|import torch")
+_TORCH_CMD = lazy(r"(?<![\w.])torch\.__version__|(?<![\w.])torch\.version\.(?:hip|cuda)|import torch(?![\w-])")
+
+
+# Python's warnings on stderr between a command and its output ("path.py:611: UserWarning: ..." then the source line
+# "  warnings.warn(...)": warnings.formatwarning)
+_PY_WARNING = lazy(r"^\S+:\d+: \w*Warning: |^\s+warnings\.warn\(")
 
 
 def _printed_by_torch(lines: list[str], i: int, version: str) -> bool:
-    """A bare version line is torch's when the command that printed it is shown just above, or when the
-    version carries torch's local tag (+rocm5.7, +cu121) and nothing suggests another package."""
-    for prev in lines[max(0, i - 2):i]:
+    """A bare version line is torch's when the command that printed it is shown just above (one or two lines up,
+    not counting Python's warnings printed between)."""
+    looked = 0
+    for prev in reversed(lines[max(0, i - 8):i]):
+        if _PY_WARNING.match(prev):
+            continue
         if _TORCH_CMD.search(prev):
             return True
+        looked += 1
+        if looked == 2:
+            break
     return False
 
 
@@ -595,7 +613,7 @@ def rows_for(text: str, source: str) -> Iterable[Row]:
 # cu129".  A GPU named so becomes a gpu_devices row (its architecture comes from the KB by name, as for nvidia-smi's),
 # only when no tool in the text printed an NVIDIA GPU (parse_report drops these rows then); a torch version with its
 # CUDA tag becomes a framework_builds row wherever on the line it stands (a whole-line `torch==X` is parse_mentions').
-NV_GPU_RE = re.compile(
+NV_GPU_RE = lazy(
     # "RTX 3090", "GeForce GTX 1080 Ti", "2x RTX 3090s", "Quadro RTX 5000", "RTX 5000 Ada", "RTX PRO 6000"
     r"(?<![\w-])(?:NVIDIA[ \t]+)?(?P<quadro>Quadro[ \t]+)?(?:GeForce[ \t]+)?(?P<kind>RTX|GTX)[ \t]?(?P<pro>PRO[ \t]+)?"
     r"(?P<num>[1-9]\d{2,3})(?P<sfx>[ \t]?(?:Ti|SUPER|Super)\b)?(?P<ada>[ \t]+Ada\b)?s?(?!\w|\.\w)"
@@ -604,10 +622,14 @@ NV_GPU_RE = re.compile(
     r"|(?<![\w-])Tesla[ \t]+(?P<tesla>[KMPVT][1-9]\d{0,2})\b"
     r"|(?<![\w-])(?:NVIDIA[ \t]+)?(?P<dc>A100|A800|H100|H800|H200|GH200|V100|L40S|B200|A10G)\b"
     r"|(?<![\w-])Jetson[ \t]+(?:AGX[ \t]+)?(?P<orin>Orin)\b")
-NV_TORCH_INLINE_RE = re.compile(
+NV_TORCH_INLINE_RE = lazy(
     r"(?<![\w.-])(?:torch|pytorch|PyTorch)[ \t]*(?:==|=|[ \t])[ \t]*(?P<v>\d+\.\d+\.\d+)[ \t]*\+[ \t]*(?P<cu>cu\d{3,4})\b")
-NV_ANY = re.compile(r"\b(?:RTX|GTX|Tesla|A100|A800|H100|H800|H200|V100|L40S|B200|A10G|Jetson|A[24-6][05]00)\b|RTX ?[1-9]\d{2,3}"
-                    r"|GTX ?[1-9]\d{2,3}|\+ *cu\d{3}")
+# the workstation numbers and "+ cu121" written out (A[24-6][05]00, \+ *cu\d{3}): the same matches, and a literal
+# gate (model/gate.py) then reads strong needles ("A6000", "+cu") instead of "00" and "cu" (any deep traceback's
+# "line 100", "recurse"), so a large head without any of them skips this search
+NV_ANY = re.compile(r"\b(?:RTX|GTX|Tesla|A100|A800|H100|H800|H200|V100|L40S|B200|A10G|Jetson"
+                    r"|A2000|A2500|A4000|A4500|A5000|A5500|A6000|A6500)\b|RTX ?[1-9]\d{2,3}"
+                    r"|GTX ?[1-9]\d{2,3}|\+cu\d{3}|\+  *cu\d{3}")
 PROSE_GPU = "named in the text"
 
 

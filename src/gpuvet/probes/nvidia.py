@@ -61,6 +61,8 @@ _SMI_ERRORS = (
     re.compile(r"^[^\n]*nvidia-smi: (?:command )?not found[^\n]*", re.M),
     re.compile(r"^[^\n]*GPU is lost[^\n]*", re.M),
 )
+_SMI_NEEDLES = ("NVIDIA-SMI has failed", "Failed to initialize NVML:", "Unable to determine the device handle",
+                "No devices were found", "nvidia-smi: ", "GPU is lost")
 
 
 def nvidia_smi_error(text: str) -> str | None:
@@ -72,7 +74,9 @@ def nvidia_smi_error(text: str) -> str | None:
     """
     if not text:
         return None
-    for pat in _SMI_ERRORS:
+    for pat, needle in zip(_SMI_ERRORS, _SMI_NEEDLES):
+        if needle not in text:  # a literal every match holds: a large log without it costs no regex search
+            continue
         m = pat.search(text)
         if m:
             return " ".join(m.group(0).split())

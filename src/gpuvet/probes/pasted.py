@@ -9,17 +9,20 @@ thread gives the same facts as the machine would.
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable
+from typing import Callable, Iterable, cast
 
 from gpuvet.model import Facts, ProbeError, Row, row
 from gpuvet.model.versions import channel_of, normalise_name, variant_of
 
-from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo
-from .mentions import _ANY as _MENTIONS, parse_mentions  # noqa: F401  (dispatched by name below)
+from . import dpkg, framework, hip, host, kfd, nvidia, rocm_smi, rocminfo, transcripts
+from .mentions import _ANY as _MENTIONS, _torch_row, parse_mentions  # noqa: F401  (dispatched by name below)
 from .mentions import NV_ANY as _NV_MENTIONS, PROSE_GPU, parse_nvidia_mentions  # noqa: F401
 from .prose import _ANY as _PROSE, parse_prose, weakest_first_dropped  # noqa: F401
-from .envblock import _ANY as _ENVBLOCK, parse_envblock  # noqa: F401
+from .envblock import _ANY as _ENVBLOCK_LINES, parse_envblock  # noqa: F401
 from ..model.lazyre import lazy
+
+# searched at line starts only, as a pattern's search (model/lazyre.LineStartPattern)
+_ENVBLOCK = cast("re.Pattern[str]", _ENVBLOCK_LINES)
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 NA = {"", "n/a", "na", "none", "could not collect", "no cuda", "false"}
@@ -27,12 +30,52 @@ NA = {"", "n/a", "na", "none", "could not collect", "no cuda", "false"}
 
 # A CI runner's log stamps every line: GitHub Actions "2024-02-20T10:01:02.1234567Z ", Jenkins' timestamper
 # "[2024-02-20T10:01:02.123Z] ".  Pasted whole, no tool output in it starts where its parser expects it.
-_CI_STAMP = re.compile(r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z |\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\] )")
-_CI_STAMP_ANY = re.compile(r"^\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", re.M)
+# BuildKit's plain progress output ("#5 [1/4] FROM docker.io/rocm/...", "#7 12.34 Collecting torch": moby/buildkit
+# util/progress/progressui printer.go, "#%d " then the step's elapsed seconds on its log lines) stamps every line the same way.
+_CI_STAMP = re.compile(r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z |\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\] "
+                       r"|#\d{1,4} (?:\d+\.\d{3} )?)")
+_CI_STAMP_ANY = re.compile(r"^(?:\[?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|#\d{1,4} \[\d+/\d+\] )", re.M)
+
+
+# Text copied from a web page or a chat carries typography no tool prints: no-break and ideographic spaces, zero-width
+# characters and a byte-order mark, and CJK writers' full-width punctuation ("ROCm 版本：5.6.1，PyTorch ..."): the
+# ASCII each stands for (Unicode's own compatibility mapping of U+FF01..U+FF5E; 。 and 、 as ". " and ", ").
+_WEB_CHARS = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2007": " ", "\u3000": " ", "\u200b": "", "\u200c": "",
+                            "\u200d": "", "\u2060": "", "\ufeff": "", "\u3002": ". ", "\u3001": ", ",
+                            **{chr(c): chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)}})
+# A thread read as rendered HTML (a forum page, GitHub's HTML, a mail): the code blocks' tags and the entities
+# (&gt;&gt;&gt; for the Python prompt, &#39; for its quotes) around the tools' outputs; tags are removed in place, never
+# turned into line breaks, so every line keeps its number.
+_HTML_HINT = re.compile(r"&(?:gt|lt|amp|quot|#39|#x27);|<(?:pre|code)\b[^<>\n]{0,200}>")
+_HTML_TAG = re.compile(r"</?(?:pre|code|p|br|div|span|tt|kbd|samp|blockquote|strong|b|em|i)\b[^<>\n]{0,200}>")
+# IPython's prompts (IPython/terminal/prompts.py: "In [N]: ", "   ...: ", "Out[N]: "): the standard REPL's, so
+# that the readers of ">>> torch.__version__" and of its answer read a notebook's session too
+_IPY_IN = re.compile(r"^In \[\d+\]: ?", re.M)
+_IPY_CONT = re.compile(r"^[ \t]+\.\.\.: ?", re.M)
+_IPY_OUT = re.compile(r"^Out\[\d+\]: ?", re.M)
+
+
+# CJK writing puts no space between a word and a version ("torch版本是2.3.0", "显卡是MI210"); a space there (what
+# CJK typesetting calls 盘古之白) lets every reader's word boundaries work.  Same line count.
+_CJK_ASCII = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])(?=[A-Za-z0-9])"
+                        r"|(?<=[A-Za-z0-9])(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])")
+
+
+def _web_text(text: str) -> str:
+    if not text.isascii():
+        text = _CJK_ASCII.sub(" ", text.translate(_WEB_CHARS))
+    if ("&" in text or "<" in text) and _HTML_HINT.search(text):
+        import html
+
+        text = html.unescape(_HTML_TAG.sub("", text))
+    if "In [" in text and _IPY_IN.search(text):
+        text = _IPY_OUT.sub("", _IPY_CONT.sub("... ", _IPY_IN.sub(">>> ", text)))
+    return text
 
 
 def clean(text: str) -> str:
     text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = _web_text(text)
     if _CI_STAMP_ANY.search(text):
         lines = text.split("\n")
         stamped = sum(1 for ln in lines if _CI_STAMP.match(ln))
@@ -303,6 +346,9 @@ def parse_misc(text: str, source: str) -> list[Row]:
     for m in _DISTDIR.finditer(text):
         out.append(row("packages", f"{source} (dist-info)", name=normalise_name(m.group("n")),
                        version=m.group("v"), location="dist-info listing", requires=[]))
+        if normalise_name(m.group("n")) == "torch":  # torch's own dist-info directory names the build installed
+            n = text.count("\n", 0, m.start()) + 1
+            out.append(_torch_row(m.group("v"), f"{source} line {n} (dist-info {m.group(0).rstrip('/')})"))
     return out
 
 
@@ -325,6 +371,34 @@ def parse_env_dump(text: str, source: str) -> list[Row]:
     return host.parse_environ(pairs, f"{source} (env)")
 
 
+def parse_dpkg_lines(text: str, source: str) -> list[Row]:
+    """``dpkg -l`` rows or dpkg status paragraphs pasted (``dpkg.parse_dpkg``), each fact citing the line of its
+    package, as every other pasted fact does: a verdict says where each version was read."""
+    rows = dpkg.parse_dpkg(text, source)
+    lines = text.splitlines()
+
+    def line_of(pkg_re: str) -> tuple[int, str] | None:
+        pat = re.compile(r"^(?:ii[ \t]+|Package:[ \t]*)(" + pkg_re + r")(?::\w+)?(?:[ \t]|$)")
+        for i, ln in enumerate(lines):
+            m = pat.match(ln.strip())
+            if m:
+                return i + 1, m.group(1)
+        return None
+
+    out = []
+    for r in rows:
+        name = r.get("name")
+        pkg_re = {"rocm": r"rocm-core|libamdhip64-\d+", "hip-runtime": r"hip-runtime-amd"}.get(str(name)) if \
+            r.table == "runtimes" else (re.escape(str(r.get("path"))) if r.table == "libraries" else
+                                        r"amdgpu-dkms" if r.table == "drivers" else None)
+        at = line_of(pkg_re) if pkg_re else None
+        if at:
+            n, pkg = at
+            r = Row(r.table, r.values, f"{source} line {n} (installed package {pkg}: {r.get('version')})")
+        out.append(r)
+    return out
+
+
 # -- dispatch --------------------------------------------------------------------------------------
 def _parser(module, name: str) -> Callable[[str, str], list[Row]] | None:
     return getattr(module, name, None)
@@ -340,7 +414,7 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
     (re.compile(r"^HIP version: ", re.M), hip, "parse_hipcc_version"),
     (re.compile(r"ROCm System Management Interface|^GPU\[\d+\][ \t]*:", re.M), rocm_smi, "parse_rocm_smi"),
     (re.compile(r"^(GPU: \d+|[ \t]*ASIC:|[ \t]*MARKET_NAME:|[ \t]*TARGET_GRAPHICS_VERSION:)|AMDSMI Tool:", re.M), rocm_smi, "parse_amd_smi"),
-    (re.compile(r"^ii[ \t]+(rocm-core|hip-runtime-amd|amdgpu-dkms|libamdhip64|miopen-hip|rocblas|hipcc|rocminfo)", re.M), dpkg, "parse_dpkg"),
+    (re.compile(r"^ii[ \t]+(rocm-core|hip-runtime-amd|amdgpu-dkms|libamdhip64|miopen-hip|rocblas|hipcc|rocminfo)", re.M), None, "parse_dpkg_lines"),
     (re.compile(r"NVIDIA-SMI|Driver Version[ \t]*:|CUDA Version[ \t]*:|^name, |NVSMI LOG", re.M), nvidia, "parse_nvidia_smi"),
     (re.compile(r"NVRM version"), nvidia, "parse_proc_version"),
     (re.compile(r"Cuda compilation tools, release"), nvidia, "parse_nvcc"),
@@ -350,6 +424,7 @@ DETECTORS: list[tuple[re.Pattern[str], object, str]] = [
      None, "parse_env_dump"),
     (_MENTIONS, None, "parse_mentions"),
     (_NV_MENTIONS, None, "parse_nvidia_mentions"),
+    (transcripts._ANY, transcripts, "parse_transcripts"),
     (_PROSE, None, "parse_prose"),
     (_ENVBLOCK, None, "parse_envblock"),
     (re.compile(r"^Package[ \t]+Version|^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9]|^Name: \S+\nVersion: ", re.M), None, "parse_pip"),
@@ -382,8 +457,9 @@ def parse_report(text: str, source: str = "<pasted>") -> Facts:
     facts = Facts(origin="pasted")
     recognised = False
     gates = _gates() if len(text) > GATED_TEXT else None
+    low = text.lower() if gates is not None else None  # once for every gate with a case-folded needle
     for i, (pattern, module, fname) in enumerate(DETECTORS):
-        if gates is not None and not gates[i](text):
+        if gates is not None and not gates[i](text, low):
             continue
         if not pattern.search(text):
             continue
@@ -405,14 +481,15 @@ def parse_report(text: str, source: str = "<pasted>") -> Facts:
         facts.fail(ProbeError("pasted.nvidia-smi", ("drivers", "gpu_devices"), msg))
         recognised = True
     amd_err = getattr(rocminfo, "rocminfo_error", None)
-    looks_rocminfo = re.search(r"ROCk module|HSA System Attributes|HSA Agents|hsa api call failure", text)
+    looks_rocminfo = any(n in text for n in ("ROCk module", "HSA System Attributes", "HSA Agents",
+                                             "hsa api call failure"))
     msg = amd_err(text) if amd_err and looks_rocminfo else None
     if msg:
         facts.fail(ProbeError("pasted.rocminfo", ("gpu_devices",), msg))
         recognised = True
     # rocm-smi / amd-smi without the kernel driver print only their error: that is a fact too (the ROCm
     # user space is there, the amdgpu module is not loaded), not text to refuse
-    smi = SMI_NO_DRIVER.search(text)
+    smi = SMI_NO_DRIVER.search(text) if "Driver not initialized" in text or "AMDSMI_STATUS" in text else None
     if smi:
         facts.fail(ProbeError("pasted.rocm-smi", ("drivers", "gpu_devices"), smi.group(0).strip()))
         recognised = True

@@ -48,8 +48,14 @@ CONFIG_SHOW = "torch.__config__.show()"
 _V = r"\d+\.\d+(?:\.\d+)?"
 # "ROCm 5.6.1", "ROCm version: 6.0.2", "ROCm install is 5.6.1", "rocm 5.6", "ROCm v6.1", "ROCm6.1" (not "+rocm5.7",
 # "/rocm5.7", "pytorch_rocm6.1", "rocm-5.6.1": tags, URLs and paths are other readers')
-PROSE_ROCM_RE = lazy(r"(?<![\w/.+-])ROCm(?:™|®|\(TM\))?(?:[ \t]+(?:version|release|install(?:ation)?|stack|runtime|sdk))?"
-                     r"(?:\*\*|`)?(?:[ \t]+(?:is|=))?[ \t]*(?:[:=][ \t]*)?(?:\*\*|`)?v?(" + _V + r")(?![\w]|\.\d)", re.I)
+# The same field written in other languages: its word for "version" (版本, バージョン) and "is" (是, は, ist) after
+# pasted.clean turned the full-width colon and comma into ASCII ("ROCm 版本:5.6.1", "ROCm のバージョンは 5.6.1")
+_L10N_VERSION = r"[ \t]*(?:の[ \t]*)?(?:版本号?|バージョン|버전|versión|versão)"
+_L10N_IS = r"[ \t]*(?:は|是|为|為)|[ \t]+ist"
+PROSE_ROCM_RE = lazy(r"(?<![\w/.+-])ROCm(?:™|®|\(TM\))?(?:[ \t]+(?:version|release|install(?:ation)?|stack|runtime|sdk)|"
+                     + _L10N_VERSION + r")?"
+                     r"(?:\*\*|`)?(?:[ \t]+(?:is|=)|" + _L10N_IS + r")?[ \t]*(?:[:=][ \t]*)?(?:\*\*|`)?v?(" + _V
+                     + r")(?![\w]|\.\d)", re.I)
 # the issue form's field: a heading "### ROCm Version" (or "**ROCm version**") alone, its value a few lines below
 FORM_HEAD_RE = lazy(r"^(?:#{1,4}[ \t]*|\*\*)?ROCm[ \t]+[Vv]ersion(?:\*\*)?:?[ \t]*$")
 FORM_VALUE_RE = lazy(r"^(?:ROCm[ \t]*)?v?(" + _V + r")(?:[ \t]*\([^()\n]{0,80}\))?[ \t]*$", re.I)
@@ -79,7 +85,13 @@ TORCH_HIP_INLINE_RE = lazy(r"\btorch\.version\.hip\b[)'\"\]]*[ \t]*(?:(?:==|=|:|
                            r"['\"]?(?![\w.])")
 # torch's version with its ROCm tag in a sentence: "torch version 2.3.0.dev20240215+rocm5.7", "PyTorch 2.8.0 + rocm6.4",
 # "torch==2.3.0+rocm6.0"
-TORCH_INLINE_RE = lazy(r"(?<![\w.-])(?:py)?torch(?:[ \t]+(?:version|ver))?(?:[ \t]+is)?[ \t]*(?:(?:==|=|:)[ \t]*)?v?"
+# The "+rocmX.Y" local label is itself the mark of a PyTorch-family ROCm wheel: the version is torch's where the word
+# torch comes first in its sentence with only words between ("torch is the feb 15 nightly: 2.3.0.dev20240215+rocm5.7",
+# "torch.__version__ -> 2.3.0+rocm5.7", "PyTorch ist die Nightly 2.3.0+rocm5.7", "PyTorch 版本:2.3.0+rocm5.7"): no other
+# version and no other package's name (torchvision, triton, ...) between them
+_TORCH_GAP = (r"(?:(?!\d+\.\d|torch|vision|audio|triton|xformers|jax|tensorflow|onnx|vllm|deepspeed|apex|diffusers"
+              r"|transformers|rocm|hip|cuda)[^\n+])")
+TORCH_INLINE_RE = lazy(r"(?<![\w.-])(?:py)?torch(?![\w-])" + _TORCH_GAP + r"{0,40}?(?<![\w.])v?"
                        r"(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\.dev\d{8})?)[ \t]*\+[ \t]*(rocm\d+\.\d+(?:\.\d+)?(?:[a-z]+\d+)?)"
                        r"(?![\w.])", re.I)
 # transcripts: pip, uv, poetry
@@ -115,7 +127,8 @@ CHANGE_PAIRS = frozenset({("update", "to"), ("updated", "to"), ("updates", "to")
                           ("release", "notes"), ("rolled", "back"), ("roll", "back"), ("no", "matching"),
                           ("existing", "installation"), ("e", "g"), ("i", "e"), ("hope", "to"),
                           ("when", "using")})
-CHANGE_RANGE_RE = lazy(r"(?:\bor|\band|/|->|→|~)[ \t]*v?\d+\.\d")
+# (and the same joiners in the languages the release fields are read in: und/oder, et/ou, と, 和/或/还是, 또는/및)
+CHANGE_RANGE_RE = lazy(r"(?:\bor|\band|\bund|\boder|\bou|\bet|/|->|→|~|と|和|或|及|还是|또는|및)[ \t]*v?\d+\.\d")
 _WORDS = lazy(r"[a-z0-9_]+(?:'[a-z]+)?")  # an identifier (HIPBLAS_STATUS_NOT_SUPPORTED) is one word
 
 
@@ -228,6 +241,9 @@ def _rocm_statements(line: str) -> list[tuple[str, str, str]]:
     return out
 
 
+_VERSION_OF = lazy(r"(?:the[ \t]+|la[ \t]+)?(?:version|versión|versão|Version)[ \t]+(?:of|de|del|do|da|von|der)", re.I)
+
+
 def _role(sent: str, m: re.Match[str]) -> str:
     """"system", "build" or "" (neither, or not clear) for one "ROCm X" mention in its sentence."""
     before, after = _clause(sent, m.start(), m.end())
@@ -241,9 +257,11 @@ def _role(sent: str, m: re.Match[str]) -> str:
             return "build"
         return ""
     # a field: the sentence opens with the mention ("ROCm version: 6.0.2", "- **ROCm**: 7.2.0", a line "ROCm 6.0")
-    opens = _BULLET.sub("", sent[:m.start()]).strip() in ("", "AMD")
+    # (or a field named the other way round: "Version de ROCm : 6.0.2", "version of ROCm: 6.0.2")
+    head = _BULLET.sub("", sent[:m.start()]).strip()
+    opens = head in ("", "AMD") or bool(_VERSION_OF.fullmatch(head))
     rest = after.strip(" \t.*`") if after.strip() else sent[m.end():].strip(" \t.*`")
-    field = opens and (bool(re.search(r"[:=]|\bis\b", m.group(0))) or not rest or rest.startswith("("))
+    field = opens and (bool(re.search(r"[:=]|\bis\b|\bist\b|は|是|为|為", m.group(0))) or not rest or rest.startswith("("))
     if field or prev in _SYSTEM_PREV or _SYSTEM_NEXT.match(after) or _ENV_WORDS.search(sent):
         return "system"
     return ""
@@ -442,8 +460,9 @@ def weakest_first_dropped(rows: list[Row]) -> list[Row]:
 
 
 _ANY = re.compile(r"(?i:rocm)(?:™|®)?(?:[ \t]+(?:version|release|install\w*|stack|runtime|sdk|is)){0,3}[ \t]*(?:[:=][ \t]*)?v?\d+\.\d"
+                  r"|(?i:rocm)[ \t]*の?[ \t]*(?:版本|バージョン)"
                   r"|amdgpu-install|download\.pytorch\.org/whl/|^[ \t]*PyTorch built with:"
-                  r"|(?i:torch)[^\n]{0,40}\+[ \t]*rocm\d|Requirement already satisfied: (?:py)?torch|^[ \t]*\+[ \t]+torch=="
+                  r"|(?i:torch)[^\n]{0,80}\+[ \t]*rocm\d|Requirement already satisfied: (?:py)?torch|^[ \t]*\+[ \t]+torch=="
                   r"|(?:Installing|Updating|Downgrading)[ \t]+torch[ \t]+\(|ROCM_VERSION|ROCm version: \(\d"
                   r"|^version[ \t]*=[ \t]*\"\d[^\"\n]{0,40}\+rocm|torch\.version\.hip\b[^\n]{0,12}\d\.\d"
                   r"|^\|[ \t]*(?:\*\*)?(?:AMD[ \t]+)?(?i:rocm)|(?:rocm-[a-z-]+|hip-runtime-amd)\d+\.\d+\.\d", re.M)
