@@ -140,7 +140,9 @@ def test_shipped_model_is_reproducible():
     import train_fallback as tf
 
     shipped = learned.load()
-    dirs = list(shipped.meta["dirs"])
+    # in the trainer's order (the file's "dirs" mapping is written with sorted keys): the example order of the fit follows
+    # the cases' order, and another order gives another (equally good) model, whose readings differ on a few % of cases
+    dirs = [d for d in tf.TUNING_DIRS if d in shipped.meta["dirs"]] + sorted(set(shipped.meta["dirs"]) - set(tf.TUNING_DIRS))
     present = [d for d in tf.TUNING_DIRS if any((ROOT / d).glob("*.yaml"))]
     assert sorted(dirs) == sorted(present), f"trained on {dirs}, tuning dirs now {present}: run tools/train_fallback.py"
     cases = tf.load_tuning(dirs)
