@@ -189,14 +189,27 @@ class Store:
         except Exception as exc:  # unknown dialect, missing driver
             raise StoreError(f"cannot open history database {display_url(self.url)}: {_why(exc)}") from None
         self._engine = engine
-        try:
-            self._ensure_schema(engine)
-        except StoreError:
-            engine.dispose()
-            raise
-        except Exception as exc:
-            engine.dispose()
-            raise StoreError(f"cannot open history database {display_url(self.url)}: {_why(exc)}") from None
+        import random
+        import time
+
+        # a brand-new SQLite file opened by many processes at once: SQLite answers "database is locked" at once,
+        # without its busy handler, while another connection switches the file to WAL or recovers its index;
+        # those are moments, so the first open retries for up to the busy time-out instead of failing the writer
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self._ensure_schema(engine)
+                break
+            except StoreError:
+                engine.dispose()
+                raise
+            except Exception as exc:
+                if self.is_sqlite and "locked" in str(exc).lower() and time.monotonic() < deadline:
+                    engine.dispose()
+                    time.sleep(0.02 + random.random() * 0.08)
+                    continue
+                engine.dispose()
+                raise StoreError(f"cannot open history database {display_url(self.url)}: {_why(exc)}") from None
         if path:
             try:
                 os.chmod(path, 0o600)  # snapshots describe the machine: keep them the user's
